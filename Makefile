@@ -1,0 +1,123 @@
+# conduit-bb: a Lua C module for Slurm's burst_buffer/lua and switch/lua.
+#
+#   make                      build/lua5.4/conduit_bb.so and build/conduit-bb
+#   make LUA_VERSION=5.1      build/lua5.1/conduit_bb.so (5.2, 5.3 likewise)
+#   make check                install test dependencies, build, run every test
+#   make demo                 the example job through `conduit-bb check`
+#   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
+#   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
+
+VERSION      := 0.1.0
+LUA_VERSION  ?= 5.4
+LUA_PC       ?= lua$(LUA_VERSION)
+PKG_CONFIG   ?= pkg-config
+CC           ?= cc
+
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+DOCDIR       ?= $(PREFIX)/share/doc/conduit-bb
+SYSCONFDIR   ?= /etc
+SLURM_CONFDIR ?= $(SYSCONFDIR)/slurm
+# Lua's default package.cpath looks in $(PREFIX)/lib/lua/<version>.
+LUA_CMOD_DIR ?= $(PREFIX)/lib/lua/$(LUA_VERSION)
+
+LUA_CFLAGS   ?= $(shell $(PKG_CONFIG) --cflags $(LUA_PC) 2>/dev/null)
+LUA_LIBS     ?= $(shell $(PKG_CONFIG) --libs $(LUA_PC) 2>/dev/null)
+# Dependencies of the module and its tools (curl, OpenSSL and protobuf-c
+# carry the Conduit client; jansson the JSON output).
+DEP_PKGS     := libcurl openssl jansson libprotobuf-c
+DEP_CFLAGS   := $(shell $(PKG_CONFIG) --cflags $(DEP_PKGS) 2>/dev/null)
+JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+CMOCKA_CFLAGS := $(shell $(PKG_CONFIG) --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS  := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+WARN   := -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Wformat=2 \
+          -Wstrict-prototypes -Wmissing-prototypes -Wundef -Wvla \
+          -Wwrite-strings -Wdeclaration-after-statement -Wno-unused-parameter
+# -Werror in CI (CI=true) or on request (WERROR=1).
+ifneq ($(or $(CI),$(WERROR)),)
+WARN   += -Werror
+endif
+OPT    ?= -O2 -g
+CFLAGS_BASE := -std=c99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' $(OPT) $(WARN) \
+               -fvisibility=hidden -fstack-protector-strong -Isrc
+
+CORE := err buf utf8 script symbols words path config readfile directive
+MOD  := luahost hooks_bb module
+
+B      := build
+LB     := $(B)/lua$(LUA_VERSION)
+SO     := $(LB)/conduit_bb.so
+CLI    := $(B)/conduit-bb
+
+.PHONY: all check demo install uninstall fuzz clean deps lua-all bench
+all: $(SO) $(CLI)
+
+# ---- the module ------------------------------------------------------
+$(LB)/%.o: src/%.c src/*.h | $(LB)
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS_BASE) -fPIC $(LUA_CFLAGS) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(MOD))) src/conduit_bb.map
+	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--version-script=src/conduit_bb.map \
+	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
+
+# ---- the command-line tool (no Lua) ----------------------------------
+$(B)/cli/%.o: src/%.c src/*.h | $(B)/cli
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS_BASE) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CORE) check))
+	$(CC) -o $@ $^ $(JANSSON_LIBS) $(LDFLAGS)
+
+$(B) $(LB) $(B)/cli:
+	mkdir -p $@
+
+lua-all:
+	for v in 5.1 5.2 5.3 5.4; do $(MAKE) --no-print-directory LUA_VERSION=$$v $(B)/lua$$v/conduit_bb.so || exit 1; done
+
+# ---- tests -----------------------------------------------------------
+include tests/tests.mk
+
+deps:
+	sh tests/deps.sh
+
+check: deps
+	$(MAKE) --no-print-directory test-all
+
+demo: deps $(CLI)
+	sh tests/demo.sh
+
+# ---- install ---------------------------------------------------------
+# The shims go where Slurm looks for them (beside slurm.conf); a site file
+# that differs is never overwritten: ours is then left beside it as
+# <name>.conduit-bb for the admin to merge.
+install: $(SO) $(CLI)
+	install -d $(DESTDIR)$(LUA_CMOD_DIR) $(DESTDIR)$(BINDIR) \
+	  $(DESTDIR)$(SLURM_CONFDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0755 $(SO) $(DESTDIR)$(LUA_CMOD_DIR)/conduit_bb.so
+	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/conduit-bb
+	for f in burst_buffer.lua switch.lua; do \
+	  dst=$(DESTDIR)$(SLURM_CONFDIR)/$$f; \
+	  if [ -e "$$dst" ] && ! cmp -s lua/$$f "$$dst"; then \
+	    install -m 0644 lua/$$f "$$dst.conduit-bb"; \
+	    echo "note: kept the existing $$dst; ours is $$dst.conduit-bb"; \
+	  else \
+	    install -m 0644 lua/$$f "$$dst"; \
+	  fi; \
+	done
+	install -m 0644 conf/conduit_bb.conf.example $(DESTDIR)$(SLURM_CONFDIR)/conduit_bb.conf.example
+	install -m 0644 README.md LICENSE docs/*.md $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(LUA_CMOD_DIR)/conduit_bb.so $(DESTDIR)$(BINDIR)/conduit-bb \
+	  $(DESTDIR)$(SLURM_CONFDIR)/conduit_bb.conf.example
+	for f in burst_buffer.lua switch.lua; do \
+	  dst=$(DESTDIR)$(SLURM_CONFDIR)/$$f; \
+	  rm -f "$$dst.conduit-bb"; \
+	  if cmp -s lua/$$f "$$dst"; then rm -f "$$dst"; fi; \
+	done
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,1 @@
+require("conduit_bb")

@@ -1,0 +1,101 @@
+/* buf.c - see buf.h */
+#include "buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cbb_buf_init(cbb_buf_t *b, size_t limit)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->limit = limit ? limit : CBB_BUF_LIMIT;
+}
+
+static int reserve(cbb_buf_t *b, size_t extra)
+{
+	size_t need, cap;
+	char *p;
+
+	if (extra > b->limit || b->len > b->limit - extra)
+		return -1;
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap = cap > ((size_t)-1) / 2 ? need : cap * 2;
+	p = realloc(b->data, cap);
+	if (!p)
+		return -1;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+int cbb_buf_add(cbb_buf_t *b, const char *s, size_t n)
+{
+	if (reserve(b, n) < 0)
+		return -1;
+	if (n)
+		memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int cbb_buf_adds(cbb_buf_t *b, const char *s)
+{
+	return cbb_buf_add(b, s, strlen(s));
+}
+
+int cbb_buf_addc(cbb_buf_t *b, char c)
+{
+	return cbb_buf_add(b, &c, 1);
+}
+
+int cbb_buf_printf(cbb_buf_t *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || reserve(b, (size_t)n) < 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+char *cbb_buf_steal(cbb_buf_t *b)
+{
+	char *p = b->data;
+
+	if (!p)
+		p = calloc(1, 1);
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	return p;
+}
+
+void cbb_buf_reset(cbb_buf_t *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void cbb_buf_free(cbb_buf_t *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+}

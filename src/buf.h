@@ -1,0 +1,33 @@
+/*
+ * buf.h - a growable byte buffer with a hard size cap.
+ *
+ * Every append reports failure (out of memory or over the cap) instead of
+ * aborting: this code runs inside slurmctld.  The data is always
+ * NUL-terminated once anything has been added.
+ */
+#ifndef CBB_BUF_H
+#define CBB_BUF_H
+
+#include <stddef.h>
+
+typedef struct {
+	char *data;
+	size_t len;
+	size_t cap;
+	size_t limit; /* 0 means the default cap (CBB_BUF_LIMIT) */
+} cbb_buf_t;
+
+#define CBB_BUF_LIMIT ((size_t)64 << 20)
+
+void cbb_buf_init(cbb_buf_t *b, size_t limit);
+int cbb_buf_add(cbb_buf_t *b, const char *s, size_t n);
+int cbb_buf_adds(cbb_buf_t *b, const char *s);
+int cbb_buf_addc(cbb_buf_t *b, char c);
+int cbb_buf_printf(cbb_buf_t *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Hand the (NUL-terminated) data to the caller; the buffer is reset. */
+char *cbb_buf_steal(cbb_buf_t *b);
+void cbb_buf_reset(cbb_buf_t *b);
+void cbb_buf_free(cbb_buf_t *b);
+
+#endif

@@ -1,0 +1,443 @@
+/* config.c - see config.h */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "path.h"
+#include "readfile.h"
+
+#define DEFAULT_REQUEST_TIMEOUT_MS 10000
+#define DEFAULT_SUBMIT_TIMEOUT_MS 2000
+#define DEFAULT_MAX_DIRECTIVES 100
+#define DEFAULT_MAX_SOURCE_BYTES 4000
+
+typedef int (*setter_fn)(cbb_config_t *c, const char *val, void *field,
+			 cbb_err_t *err);
+
+typedef struct {
+	const char *key;
+	setter_fn set;
+	size_t offset;
+	const char *example;
+} key_t_;
+
+static int set_string(cbb_config_t *c, const char *val, void *field,
+		      cbb_err_t *err)
+{
+	char **dst = field;
+	(void)c;
+
+	free(*dst);
+	*dst = strdup(val);
+	return *dst ? 0 : cbb_err(err, "out of memory");
+}
+
+static int set_file(cbb_config_t *c, const char *val, void *field,
+		    cbb_err_t *err)
+{
+	if (val[0] != '/')
+		return cbb_err(err, "'%s' is not an absolute path", val);
+	return set_string(c, val, field, err);
+}
+
+static int set_server(cbb_config_t *c, const char *val, void *field,
+		      cbb_err_t *err)
+{
+	const char *colon = strrchr(val, ':');
+	char *end, *host;
+	unsigned long port;
+	size_t i, hl;
+	(void)field;
+
+	if (!colon || colon == val || !colon[1])
+		return cbb_err(err, "'%s' is not host:port", val);
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || *end || port < 1 || port > 65535 || !isdigit((unsigned char)colon[1]))
+		return cbb_err(err, "'%s' has no valid port (1-65535)", val);
+	hl = (size_t)(colon - val);
+	if (val[0] == '[' && val[hl - 1] == ']') { /* [IPv6]:port */
+		val++;
+		hl -= 2;
+	}
+	for (i = 0; i < hl; i++)
+		if (!isalnum((unsigned char)val[i]) && !strchr(".-_:", val[i]))
+			return cbb_err(err, "'%.*s' is not a host name or "
+				       "address", (int)hl, val);
+	if (hl == 0 || hl > 253)
+		return cbb_err(err, "host name length must be 1-253");
+	host = strndup(val, hl);
+	if (!host)
+		return cbb_err(err, "out of memory");
+	free(c->server_host);
+	c->server_host = host;
+	c->server_port = (unsigned)port;
+	return 0;
+}
+
+static int set_hostname(cbb_config_t *c, const char *val, void *field,
+			cbb_err_t *err)
+{
+	size_t i, n = strlen(val);
+
+	if (n > 253)
+		return cbb_err(err, "host name longer than 253 bytes");
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)val[i]) && !strchr(".-_:", val[i]))
+			return cbb_err(err, "'%s' is not a host name", val);
+	return set_string(c, val, field, err);
+}
+
+/* Seconds, with an optional fraction ("2.5") or an "ms" suffix. */
+static int set_duration(cbb_config_t *c, const char *val, void *field,
+			cbb_err_t *err)
+{
+	unsigned *dst = field;
+	unsigned long whole = 0, frac = 0, scale = 1000, ms;
+	const char *p = val;
+	(void)c;
+
+	if (!isdigit((unsigned char)*p))
+		return cbb_err(err, "'%s' is not a duration", val);
+	while (isdigit((unsigned char)*p) && whole < 1000000)
+		whole = whole * 10 + (unsigned long)(*p++ - '0');
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return cbb_err(err, "'%s' is not a duration", val);
+		while (isdigit((unsigned char)*p)) {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (unsigned long)(*p - '0') * scale;
+			}
+			p++;
+		}
+	}
+	if (!strcmp(p, "ms") && frac == 0 && scale == 1000)
+		ms = whole;
+	else if (!*p || !strcmp(p, "s"))
+		ms = whole * 1000 + frac;
+	else
+		return cbb_err(err, "'%s' is not a duration", val);
+	if (ms < 100 || ms > 600000)
+		return cbb_err(err, "'%s' is out of range (0.1 to 600 "
+			       "seconds)", val);
+	*dst = (unsigned)ms;
+	return 0;
+}
+
+static int set_uint(const char *val, unsigned *dst, unsigned long lo,
+		    unsigned long hi, cbb_err_t *err)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (!isdigit((unsigned char)val[0]) || errno || *end || v < lo ||
+	    v > hi)
+		return cbb_err(err, "'%s' is not a whole number from %lu to "
+			       "%lu", val, lo, hi);
+	*dst = (unsigned)v;
+	return 0;
+}
+
+static int set_max_directives(cbb_config_t *c, const char *val, void *field,
+			      cbb_err_t *err)
+{
+	(void)c;
+	return set_uint(val, field, 1, 1000, err);
+}
+
+static int set_max_source_bytes(cbb_config_t *c, const char *val,
+				void *field, cbb_err_t *err)
+{
+	(void)c;
+	return set_uint(val, field, 1, 1 << 20, err);
+}
+
+static int set_validation(cbb_config_t *c, const char *val, void *field,
+			  cbb_err_t *err)
+{
+	(void)field;
+	if (!strcasecmp(val, "local")) {
+		c->submit_validation = CBB_VALIDATE_LOCAL;
+		return 0;
+	}
+	if (!strcasecmp(val, "remote"))
+		return cbb_err(err, "'remote' needs the Conduit client, which "
+			       "this build does not include yet; use local");
+	return cbb_err(err, "'%s' is neither local nor remote", val);
+}
+
+static int set_directive(cbb_config_t *c, const char *val, void *field,
+			 cbb_err_t *err)
+{
+	size_t i, n = strlen(val);
+	(void)field;
+
+	if (n == 0 || n > CBB_DIRECTIVE_MAX)
+		return cbb_err(err, "must be 1 to %d characters",
+			       CBB_DIRECTIVE_MAX);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)val[i]) && val[i] != '_')
+			return cbb_err(err, "'%s' may hold only letters, digits "
+				       "and '_'", val);
+	memcpy(c->directive, val, n + 1);
+	return 0;
+}
+
+static void prefixes_clear(cbb_prefixes_t *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		free(p->v[i]);
+	p->n = 0;
+}
+
+/* Comma-separated absolute directories, stored cleaned. */
+static int set_prefixes(cbb_config_t *c, const char *val, void *field,
+			cbb_err_t *err)
+{
+	cbb_prefixes_t *p = field;
+	const char *s = val;
+	(void)c;
+
+	prefixes_clear(p);
+	while (*s) {
+		const char *e = strchr(s, ',');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		char *item, *clean;
+
+		while (n && isspace((unsigned char)*s)) {
+			s++;
+			n--;
+		}
+		while (n && isspace((unsigned char)s[n - 1]))
+			n--;
+		if (n == 0 || n >= CBB_PATH_MAX || s[0] != '/')
+			return cbb_err(err, "'%.*s' is not an absolute "
+				       "directory", (int)(n ? n : 0), s);
+		if (p->n >= CBB_PREFIX_MAX)
+			return cbb_err(err, "more than %d prefixes",
+				       CBB_PREFIX_MAX);
+		item = strndup(s, n);
+		if (!item)
+			return cbb_err(err, "out of memory");
+		clean = cbb_path_resolve(NULL, item, false, err);
+		free(item);
+		if (!clean)
+			return -1;
+		p->v[p->n++] = clean;
+		s += (e ? (size_t)(e - s) + 1 : strlen(s));
+		if (e && !*s)
+			return cbb_err(err, "trailing ','");
+	}
+	return 0;
+}
+
+#define OFF(f) offsetof(cbb_config_t, f)
+static const key_t_ keys[] = {
+	{ "ConduitServer", set_server, 0, "conduit.example.com:23456" },
+	{ "CACert", set_file, OFF(ca_cert), "/etc/slurm/conduit-external-ca.pem" },
+	{ "ClientCert", set_file, OFF(client_cert), "/etc/slurm/conduit-cert.pem" },
+	{ "ClientKey", set_file, OFF(client_key), "/etc/slurm/conduit-key.pem" },
+	{ "ServerName", set_hostname, OFF(server_name), "conduit-server.example.com" },
+	{ "RequestTimeout", set_duration, OFF(request_timeout_ms), "10" },
+	{ "SubmitValidation", set_validation, 0, "local" },
+	{ "SubmitTimeout", set_duration, OFF(submit_timeout_ms), "2" },
+	{ "Directive", set_directive, 0, "CONDUIT" },
+	{ "MaxDirectives", set_max_directives, OFF(max_directives), "100" },
+	{ "MaxSourceBytes", set_max_source_bytes, OFF(max_source_bytes), "4000" },
+	{ "StageInSources", set_prefixes, OFF(allow[0][0]), "/archive,/project" },
+	{ "StageInDestinations", set_prefixes, OFF(allow[0][1]), "/scratch" },
+	{ "StageOutSources", set_prefixes, OFF(allow[1][0]), "/scratch" },
+	{ "StageOutDestinations", set_prefixes, OFF(allow[1][1]), "/archive,/project" },
+};
+#undef OFF
+
+void cbb_config_defaults(cbb_config_t *c)
+{
+	int s, k;
+
+	memset(c, 0, sizeof(*c));
+	c->request_timeout_ms = DEFAULT_REQUEST_TIMEOUT_MS;
+	c->submit_timeout_ms = DEFAULT_SUBMIT_TIMEOUT_MS;
+	c->submit_validation = CBB_VALIDATE_LOCAL;
+	strcpy(c->directive, "CONDUIT");
+	c->max_directives = DEFAULT_MAX_DIRECTIVES;
+	c->max_source_bytes = DEFAULT_MAX_SOURCE_BYTES;
+	for (s = 0; s < 2; s++)
+		for (k = 0; k < 2; k++)
+			c->allow[s][k].n = 0; /* empty list: anywhere */
+}
+
+void cbb_config_free(cbb_config_t *c)
+{
+	int s, k;
+
+	free(c->path);
+	free(c->server_host);
+	free(c->ca_cert);
+	free(c->client_cert);
+	free(c->client_key);
+	free(c->server_name);
+	for (s = 0; s < 2; s++)
+		for (k = 0; k < 2; k++)
+			prefixes_clear(&c->allow[s][k]);
+	memset(c, 0, sizeof(*c));
+}
+
+static const key_t_ *find_key(const char *k, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i].key) == n && !strncasecmp(keys[i].key, k, n))
+			return &keys[i];
+	return NULL;
+}
+
+int cbb_config_parse(cbb_config_t *c, const char *text, size_t len,
+		     const char *name, cbb_err_t *err)
+{
+	unsigned seen[sizeof(keys) / sizeof(keys[0])] = { 0 };
+	unsigned lineno = 0;
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *line = text + pos, *nl, *eq, *hash;
+		size_t n, kl, vl;
+		const key_t_ *key;
+		char *val;
+		void *field;
+		int rc;
+		unsigned idx;
+
+		nl = memchr(line, '\n', len - pos);
+		n = nl ? (size_t)(nl - line) : len - pos;
+		pos += n + 1;
+		lineno++;
+		if (memchr(line, '\0', n))
+			return cbb_err(err, "%s line %u: NUL byte", name,
+				       lineno);
+		hash = memchr(line, '#', n);
+		if (hash)
+			n = (size_t)(hash - line);
+		while (n && isspace((unsigned char)*line)) {
+			line++;
+			n--;
+		}
+		while (n && isspace((unsigned char)line[n - 1]))
+			n--;
+		if (n == 0)
+			continue;
+		eq = memchr(line, '=', n);
+		if (!eq)
+			return cbb_err(err, "%s line %u: expected Key=Value, "
+				       "e.g. ConduitServer=conduit.example."
+				       "com:23456", name, lineno);
+		kl = (size_t)(eq - line);
+		while (kl && isspace((unsigned char)line[kl - 1]))
+			kl--;
+		key = find_key(line, kl);
+		if (!key) {
+			char shown[80];
+
+			return cbb_err(err, "%s line %u: unknown key '%s' "
+				       "(see conduit_bb.conf.example)", name,
+				       lineno, cbb_show(shown, sizeof(shown),
+							line, kl));
+		}
+		idx = (unsigned)(key - keys);
+		if (seen[idx])
+			return cbb_err(err, "%s line %u: %s is already set on "
+				       "line %u", name, lineno, key->key,
+				       seen[idx]);
+		seen[idx] = lineno;
+		eq++;
+		vl = n - (size_t)(eq - line);
+		while (vl && isspace((unsigned char)*eq)) {
+			eq++;
+			vl--;
+		}
+		if (vl == 0)
+			return cbb_err(err, "%s line %u: %s has no value, e.g. "
+				       "%s=%s", name, lineno, key->key,
+				       key->key, key->example);
+		val = strndup(eq, vl);
+		if (!val)
+			return cbb_err(err, "out of memory");
+		field = key->offset ? (char *)c + key->offset : NULL;
+		rc = key->set(c, val, field, err);
+		free(val);
+		if (rc < 0) {
+			cbb_err_prefix(err, "%s line %u: %s", name, lineno,
+				       key->key);
+			/* one line: the message, then a good example */
+			if (strlen(err->msg) + strlen(key->example) + 40 <
+			    sizeof(err->msg)) {
+				strcat(err->msg, "; e.g. ");
+				strcat(err->msg, key->key);
+				strcat(err->msg, "=");
+				strcat(err->msg, key->example);
+			}
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const char *cbb_config_locate(char *buf, size_t size)
+{
+	const char *env = getenv("CONDUIT_BB_CONF");
+	const char *slurm = getenv("SLURM_CONF");
+
+	if (env && env[0]) {
+		snprintf(buf, size, "%s", env);
+		return buf;
+	}
+	if (slurm && slurm[0]) {
+		const char *slash = strrchr(slurm, '/');
+
+		if (slash) {
+			snprintf(buf, size, "%.*s/%s", (int)(slash - slurm),
+				 slurm, CBB_CONF_NAME);
+			return buf;
+		}
+	}
+	snprintf(buf, size, "%s", CBB_CONF_DEFAULT);
+	return buf;
+}
+
+int cbb_config_load(cbb_config_t *c, const char *path, cbb_err_t *err)
+{
+	char where[PATH_MAX], *text;
+	size_t len;
+	bool missing;
+	int rc;
+
+	cbb_config_defaults(c);
+	if (!path)
+		path = cbb_config_locate(where, sizeof(where));
+	if (cbb_read_file(path, CBB_CONF_MAX_BYTES, &text, &len, &missing,
+			  err) < 0)
+		return -1;
+	if (missing)
+		return 0;
+	c->path = strdup(path);
+	if (!c->path) {
+		free(text);
+		return cbb_err(err, "out of memory");
+	}
+	rc = cbb_config_parse(c, text, len, path, err);
+	free(text);
+	return rc;
+}

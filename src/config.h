@@ -1,0 +1,75 @@
+/*
+ * config.h - conduit_bb.conf: Slurm-style "Key=Value" lines.
+ *
+ * Keys are case-insensitive, '#' starts a comment, every bad line is an
+ * error naming the line and showing a good value.  The file is read on
+ * every hook call (Slurm gives each call a fresh Lua state), so loading
+ * is one small read and a table lookup per line.
+ */
+#ifndef CBB_CONFIG_H
+#define CBB_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+#define CBB_CONF_NAME "conduit_bb.conf"
+#define CBB_CONF_DEFAULT "/etc/slurm/" CBB_CONF_NAME
+#define CBB_CONF_MAX_BYTES (64 * 1024)
+#define CBB_PREFIX_MAX 32
+#define CBB_DIRECTIVE_MAX 32
+
+typedef enum {
+	CBB_STAGE_IN = 0,  /* #<Directive>_PRE */
+	CBB_STAGE_OUT = 1, /* #<Directive>_POST */
+} cbb_stage_t;
+
+typedef enum {
+	CBB_VALIDATE_LOCAL = 0,
+	CBB_VALIDATE_REMOTE = 1,
+} cbb_validation_t;
+
+typedef struct {
+	char *v[CBB_PREFIX_MAX];
+	size_t n;
+} cbb_prefixes_t;
+
+typedef struct {
+	char *path;          /* file read, NULL when defaults only */
+	char *server_host;   /* ConduitServer host, NULL if unset */
+	unsigned server_port;
+	char *ca_cert;
+	char *client_cert;
+	char *client_key;
+	char *server_name;
+	unsigned request_timeout_ms;
+	unsigned submit_timeout_ms;
+	cbb_validation_t submit_validation;
+	char directive[CBB_DIRECTIVE_MAX + 1];
+	unsigned max_directives;
+	unsigned max_source_bytes;
+	/* allow[stage][0] = sources, allow[stage][1] = destinations */
+	cbb_prefixes_t allow[2][2];
+} cbb_config_t;
+
+void cbb_config_defaults(cbb_config_t *c);
+void cbb_config_free(cbb_config_t *c);
+
+/* Parse configuration text; `name` is used in messages. */
+int cbb_config_parse(cbb_config_t *c, const char *text, size_t len,
+		     const char *name, cbb_err_t *err);
+
+/*
+ * Which file to read: $CONDUIT_BB_CONF, else conduit_bb.conf beside
+ * $SLURM_CONF, else /etc/slurm/conduit_bb.conf.  Writes into buf.
+ */
+const char *cbb_config_locate(char *buf, size_t size);
+
+/*
+ * Load defaults, then `path` (or the located file when NULL).  A missing
+ * file means defaults; any other problem is an error.
+ */
+int cbb_config_load(cbb_config_t *c, const char *path, cbb_err_t *err);
+
+#endif

@@ -1,0 +1,335 @@
+/* directive.c - see directive.h */
+#include "directive.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "path.h"
+#include "utf8.h"
+#include "words.h"
+
+const char *cbb_stage_name(cbb_stage_t s)
+{
+	return s == CBB_STAGE_IN ? "PRE" : "POST";
+}
+
+const char *cbb_action_name(cbb_action_t a)
+{
+	return a == CBB_CP ? "cp" : "mv";
+}
+
+static void directive_free(cbb_directive_t *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nsources; i++)
+		free(d->sources[i]);
+	free(d->sources);
+	free(d->destination);
+	memset(d, 0, sizeof(*d));
+}
+
+void cbb_plan_free(cbb_plan_t *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n; i++)
+		directive_free(&plan->v[i]);
+	free(plan->v);
+	memset(plan, 0, sizeof(*plan));
+}
+
+/* Conduit CLI flags users copy from its docs, with why each is refused. */
+static const struct {
+	const char *flag;
+	const char *why;
+} refused[] = {
+	{ "--user", "the job's user comes from Slurm" },
+	{ "--cert-key-bundle", "credentials come from conduit_bb.conf" },
+	{ "--cert", "credentials come from conduit_bb.conf" },
+	{ "--key", "credentials come from conduit_bb.conf" },
+	{ "--ca", "credentials come from conduit_bb.conf" },
+	{ "-c", "credentials come from conduit_bb.conf" },
+	{ "--config", "the server comes from conduit_bb.conf" },
+	{ "-i", "the server comes from conduit_bb.conf" },
+	{ "--ip", "the server comes from conduit_bb.conf" },
+	{ "-p", "the server comes from conduit_bb.conf" },
+	{ "--port", "the server comes from conduit_bb.conf" },
+	{ "--comment", "conduit_bb sets the comment to track the job" },
+	{ "--work-dir", "relative paths use the job's working directory" },
+	{ "--validate-only", "validation is done at submission" },
+	{ "-s", "transfers are always validated" },
+	{ "--skip-validation", "transfers are always validated" },
+	{ "-b", "transfers always run in the background" },
+	{ "--background", "transfers always run in the background" },
+};
+
+static int check_option(const char *w, bool *recursive, cbb_err_t *err)
+{
+	char shown[80];
+	size_t i, n = strcspn(w, "=");
+
+	if (!strcmp(w, "-r") || !strcmp(w, "--recursive")) {
+		*recursive = true;
+		return 0;
+	}
+	cbb_show(shown, sizeof(shown), w, strlen(w));
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (strlen(refused[i].flag) == n &&
+		    !strncmp(w, refused[i].flag, n))
+			return cbb_err(err, "option '%s' is not allowed: %s",
+				       shown, refused[i].why);
+	if (w[0] == '-' && w[1] != '-' && strchr(w + 1, 'r') && w[2])
+		return cbb_err(err, "option '%s' is not allowed: give -r on "
+			       "its own (only -r/--recursive is accepted)",
+			       shown);
+	return cbb_err(err, "option '%s' is not allowed (only -r or "
+		       "--recursive is accepted)", shown);
+}
+
+static bool allowed(const cbb_prefixes_t *p, const char *path)
+{
+	size_t i;
+
+	if (p->n == 0)
+		return true;
+	for (i = 0; i < p->n; i++)
+		if (cbb_path_within(path, p->v[i]))
+			return true;
+	return false;
+}
+
+static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
+			 const char *path, cbb_err_t *err)
+{
+	static const char *const key[2][2] = {
+		{ "StageInSources", "StageInDestinations" },
+		{ "StageOutSources", "StageOutDestinations" },
+	};
+	const cbb_prefixes_t *p = &cfg->allow[st][dst];
+	char shown[120], list[200];
+	size_t i, o = 0;
+
+	if (allowed(p, path))
+		return 0;
+	list[0] = '\0';
+	for (i = 0; i < p->n && o + 4 < sizeof(list); i++) {
+		int w = snprintf(list + o, sizeof(list) - o, "%s%s",
+				 i ? "," : "", p->v[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(list) - o)
+			break;
+		o += (size_t)w;
+	}
+	return cbb_err(err, "%s %s is outside the allowed directories "
+		       "(%s=%s)", dst ? "destination" : "source",
+		       cbb_show(shown, sizeof(shown), path, strlen(path)),
+		       key[st][dst], list);
+}
+
+static char *resolve(const cbb_job_t *job, const char *w, bool keep_slash,
+		     cbb_err_t *err)
+{
+	char shown[120];
+	char *p;
+
+	if (!cbb_utf8_valid(w, strlen(w)))
+		return cbb_err(err, "path '%s' is not valid UTF-8",
+			       cbb_show(shown, sizeof(shown), w, strlen(w))),
+		       NULL;
+	p = cbb_path_resolve(job ? job->work_dir : NULL, w, keep_slash, err);
+	if (!p)
+		cbb_err_prefix(err, "'%s'",
+			       cbb_show(shown, sizeof(shown), w, strlen(w)));
+	return p;
+}
+
+/* Turn the words after the directive name into `d`. */
+static int parse_words(const cbb_words_t *w, const cbb_parse_opts_t *o,
+		       cbb_directive_t *d, cbb_err_t *err)
+{
+	const cbb_config_t *cfg = o->cfg;
+	char shown[120];
+	size_t i = 1, first, k, total = 0;
+	bool end_of_options = false;
+
+	if (w->n == 0)
+		return cbb_err(err, "missing command: expected cp or mv");
+	if (!strcmp(w->v[0], "cp"))
+		d->action = CBB_CP;
+	else if (!strcmp(w->v[0], "mv"))
+		d->action = CBB_MV;
+	else
+		return cbb_err(err, "unknown command '%s': expected cp or mv",
+			       cbb_show(shown, sizeof(shown), w->v[0],
+					strlen(w->v[0])));
+	for (; i < w->n && w->v[i][0] == '-'; i++) {
+		if (!strcmp(w->v[i], "--")) {
+			end_of_options = true;
+			i++;
+			break;
+		}
+		if (check_option(w->v[i], &d->recursive, err) < 0)
+			return -1;
+	}
+	first = i;
+	for (k = first; k < w->n && !end_of_options; k++)
+		if (w->v[k][0] == '-')
+			return cbb_err(err, "option '%s' must come before the "
+				       "paths (put -- before a path that "
+				       "starts with '-')",
+				       cbb_show(shown, sizeof(shown), w->v[k],
+						strlen(w->v[k])));
+	if (w->n - first < 2)
+		return cbb_err(err, "%s needs at least one source and a "
+			       "destination", w->v[0]);
+
+	d->nsources = w->n - first - 1;
+	d->sources = calloc(d->nsources, sizeof(char *));
+	if (!d->sources) {
+		d->nsources = 0;
+		return cbb_err(err, "out of memory");
+	}
+	d->destination = resolve(o->job, w->v[w->n - 1], true, err);
+	if (!d->destination)
+		return -1;
+	for (k = 0; k < d->nsources; k++) {
+		const char *s;
+
+		d->sources[k] = resolve(o->job, w->v[first + k], false, err);
+		if (!d->sources[k])
+			return -1;
+		s = d->sources[k];
+		total += strlen(s);
+		if (cbb_path_same(s, d->destination))
+			return cbb_err(err, "source and destination are the "
+				       "same path %s",
+				       cbb_show(shown, sizeof(shown), s,
+						strlen(s)));
+		if (d->recursive && cbb_path_within(d->destination, s))
+			return cbb_err(err, "destination %s is inside the "
+				       "source %s, which is copied "
+				       "recursively", d->destination, s);
+		if (check_allowed(cfg, d->stage, 0, s, err) < 0)
+			return -1;
+	}
+	if (total > cfg->max_source_bytes)
+		return cbb_err(err, "the sources add up to %zu bytes; Conduit "
+			       "accepts at most %u (MaxSourceBytes): copy "
+			       "their directory with -r instead", total,
+			       cfg->max_source_bytes);
+	return check_allowed(cfg, d->stage, 1, d->destination, err);
+}
+
+/* "#CONDUIT_PRE rest" -> stage and the offset of the body. */
+static int parse_name(const char *t, size_t len, const char *directive,
+		      cbb_stage_t *stage, size_t *body, cbb_err_t *err)
+{
+	size_t dl = strlen(directive), nl;
+	const char *suffix = t + 1 + dl;
+	char shown[80];
+
+	nl = 0;
+	while (nl < len && t[nl] != ' ' && t[nl] != '\t')
+		nl++;
+	if (nl == 1 + dl + 5 && !strncmp(suffix, "_POST", 5))
+		*stage = CBB_STAGE_OUT;
+	else if (nl == 1 + dl + 4 && !strncmp(suffix, "_PRE", 4))
+		*stage = CBB_STAGE_IN;
+	else
+		return cbb_err(err, "unknown directive '%s' (expected #%s_PRE "
+			       "or #%s_POST)", cbb_show(shown, sizeof(shown),
+							t, nl),
+			       directive, directive);
+	*body = nl;
+	return 0;
+}
+
+/* Everything after "#CONDUIT_PRE" (at offset `body`) of one line. */
+static int parse_body(const char *text, size_t len,
+		      const cbb_parse_opts_t *o, bool *stopped,
+		      cbb_directive_t *d, cbb_err_t *err)
+{
+	cbb_buf_t exp;
+	cbb_words_t words = { NULL, 0 };
+	int rc;
+
+	cbb_buf_init(&exp, CBB_LINE_MAX);
+	if (o->expand) {
+		if (cbb_symbols_expand(text, len, o->job, stopped, &d->symbols,
+				       &exp, err) < 0) {
+			cbb_buf_free(&exp);
+			return -1;
+		}
+		text = exp.data ? exp.data : "";
+		len = exp.len;
+	}
+	rc = cbb_words_split(text, len, &words, err);
+	if (rc == 0)
+		rc = parse_words(&words, o, d, err);
+	cbb_words_free(&words);
+	cbb_buf_free(&exp);
+	return rc;
+}
+
+static bool has_slurm_word(const char *t)
+{
+	return strstr(t, "capacity=") || strstr(t, "pool=");
+}
+
+int cbb_parse_script(const char *text, size_t len,
+		     const cbb_parse_opts_t *opts, cbb_plan_t *plan,
+		     cbb_err_t *err)
+{
+	cbb_script_t sc;
+	bool stopped = false;
+	size_t i;
+
+	memset(plan, 0, sizeof(*plan));
+	if (cbb_script_scan(text, len, opts->cfg->directive,
+			    opts->cfg->max_directives, &sc, err) < 0) {
+		cbb_script_free(&sc);
+		return -1;
+	}
+	plan->first_command = sc.first_command;
+	plan->nlate = sc.nlate;
+	memcpy(plan->late, sc.late, sizeof(sc.late));
+	if (sc.count) {
+		plan->v = calloc(sc.count, sizeof(*plan->v));
+		if (!plan->v) {
+			cbb_script_free(&sc);
+			return cbb_err(err, "out of memory");
+		}
+	}
+	for (i = 0; i < sc.count; i++) {
+		cbb_directive_t *d = &plan->v[plan->n++];
+		const cbb_dline_t *l = &sc.lines[i];
+		size_t llen, body = 0;
+
+		d->line = l->lineno;
+		d->index = (unsigned)i + 1;
+		if (!plan->slurm_words_line && has_slurm_word(l->text))
+			plan->slurm_words_line = l->lineno;
+		llen = l->len;
+		if (llen && l->text[llen - 1] == '\r')
+			llen--; /* CRLF scripts */
+		if (parse_name(l->text, llen, opts->cfg->directive, &d->stage,
+			       &body, err) < 0) {
+			cbb_err_prefix(err, "line %u", l->lineno);
+			cbb_script_free(&sc);
+			return -1;
+		}
+		if (parse_body(l->text + body, llen - body, opts, &stopped, d,
+			       err) < 0) {
+			cbb_err_prefix(err, "line %u: #%s_%s", l->lineno,
+				       opts->cfg->directive,
+				       cbb_stage_name(d->stage));
+			cbb_script_free(&sc);
+			return -1;
+		}
+	}
+	cbb_script_free(&sc);
+	return 0;
+}

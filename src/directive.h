@@ -1,0 +1,70 @@
+/*
+ * directive.h - parse and validate #<Directive>_PRE / _POST lines.
+ *
+ *   #CONDUIT_PRE  cp|mv [-r|--recursive] [--] SRC... DST
+ *   #CONDUIT_POST cp|mv [-r|--recursive] [--] SRC... DST
+ *
+ * Pure C: no Lua types.  The result is a plan, one entry per directive
+ * in script order, with absolute cleaned paths ready for Conduit.
+ */
+#ifndef CBB_DIRECTIVE_H
+#define CBB_DIRECTIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "err.h"
+#include "script.h"
+#include "symbols.h"
+
+typedef enum {
+	CBB_CP = 0,
+	CBB_MV = 1,
+} cbb_action_t;
+
+typedef struct {
+	cbb_stage_t stage;
+	cbb_action_t action;
+	bool recursive;
+	unsigned line;     /* script line the directive starts on */
+	unsigned index;    /* 1-based position among all directives */
+	unsigned symbols;  /* CBB_SYM_* bits expanded on this line */
+	size_t nsources;
+	char **sources;    /* absolute, cleaned */
+	char *destination; /* absolute, cleaned, trailing '/' kept */
+} cbb_directive_t;
+
+typedef struct {
+	cbb_directive_t *v;
+	size_t n;
+	unsigned first_command;       /* see cbb_script_t */
+	unsigned late[CBB_LATE_MAX];  /* directive lines Slurm ignores */
+	size_t nlate;
+	unsigned slurm_words_line;    /* first line with capacity=/pool= */
+} cbb_plan_t;
+
+typedef struct {
+	const cbb_config_t *cfg;
+	const cbb_job_t *job;
+	/*
+	 * true in job_process, which reads the raw script; false in the
+	 * stage hooks, which get lines Slurm already expanded.
+	 */
+	bool expand;
+} cbb_parse_opts_t;
+
+/*
+ * Parse a whole job script.  On error returns -1 with a one-line
+ * message "line N: #CONDUIT_PRE: <problem>" in `err`.
+ * The plan must be freed with cbb_plan_free() in both cases.
+ */
+int cbb_parse_script(const char *text, size_t len,
+		     const cbb_parse_opts_t *opts, cbb_plan_t *plan,
+		     cbb_err_t *err);
+void cbb_plan_free(cbb_plan_t *plan);
+
+const char *cbb_stage_name(cbb_stage_t s);   /* "PRE" / "POST" */
+const char *cbb_action_name(cbb_action_t a); /* "cp" / "mv" */
+
+#endif

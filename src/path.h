@@ -1,0 +1,30 @@
+/*
+ * path.h - lexical path handling for directive paths (no file system
+ * access: job_process runs inside slurmctld, as SlurmUser).
+ */
+#ifndef CBB_PATH_H
+#define CBB_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "err.h"
+
+#define CBB_PATH_MAX 4096 /* bytes including the NUL, as PATH_MAX */
+
+/*
+ * Make `p` absolute (joined onto `base` when relative) and clean it:
+ * "//" and "/./" collapse, ".." removes the previous component (never
+ * above "/").  With keep_slash a trailing '/' on `p` is kept.  Returns a
+ * malloc'd string, or NULL with `err` set.
+ */
+char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
+		       cbb_err_t *err);
+
+/* True when `path` is `prefix` or lies below it (component-wise). */
+bool cbb_path_within(const char *path, const char *prefix);
+
+/* Equal, ignoring one trailing '/' on either side. */
+bool cbb_path_same(const char *a, const char *b);
+
+#endif

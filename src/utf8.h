@@ -1,0 +1,13 @@
+/* utf8.h - UTF-8 checks (Conduit's protobuf strings must be UTF-8). */
+#ifndef CBB_UTF8_H
+#define CBB_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
+size_t cbb_utf8_seq(const char *s, size_t len);
+
+bool cbb_utf8_valid(const char *s, size_t len);
+
+#endif

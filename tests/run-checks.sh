@@ -1,0 +1,133 @@
+#!/bin/sh
+# run-checks.sh - run every check of `make check` and count them.
+# Prints "ok N - what" or "not ok N - what" (with the output of a failed
+# check), then "checks: N passed, N failed, N skipped".  A check that
+# exits 77 is skipped (shown with its reason, never counted as passed).
+# Exits non-zero when anything failed.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+B=build
+pass=0
+fail=0
+skip=0
+n=0
+log=$(mktemp)
+scratch=$(mktemp -d)
+trap 'rm -rf "$log" "$scratch"' EXIT
+
+check() { # check "description" command...
+	what=$1
+	shift
+	n=$((n + 1))
+	"$@" >"$log" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "ok $n - $what"
+	elif [ $rc -eq 77 ]; then
+		skip=$((skip + 1))
+		echo "ok $n - $what # SKIP $(tail -n 1 "$log")"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n - $what"
+		sed 's/^/#   /' "$log" | tail -40
+	fi
+}
+
+# --- the module: one exported symbol, no liblua, for every Lua ----------
+exports_only_luaopen() {
+	so=$B/lua$1/conduit_bb.so
+	syms=$(nm -D --defined-only "$so" | awk '{print $3}')
+	[ "$syms" = luaopen_conduit_bb ] || { echo "exports: $syms"; return 1; }
+	if readelf -d "$so" | grep -q 'NEEDED.*liblua'; then
+		echo "$so links liblua"
+		return 1
+	fi
+	readelf -d "$so" | grep -q 'FLAGS_1.*NODELETE' || { echo "not -z nodelete"; return 1; }
+}
+for v in 5.1 5.2 5.3 5.4; do
+	check "conduit_bb.so for Lua $v exports only luaopen_conduit_bb, no -llua" \
+		exports_only_luaopen $v
+done
+
+shim_is_one_line() {
+	for f in lua/burst_buffer.lua lua/switch.lua; do
+		[ "$(cat $f)" = 'require("conduit_bb")' ] || { echo "$f"; return 1; }
+		[ "$(wc -l < $f)" -eq 1 ] || return 1
+	done
+}
+check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
+
+# --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
+for u in words path symbols script config buf_err cases; do
+	check "unit $u" $B/test/unit_$u
+done
+for u in words path symbols script config buf_err cases; do
+	check "unit $u under ASan+UBSan" $B/asan/unit_$u
+done
+check "fuzz corpus replay under ASan+UBSan" $B/asan/fuzz_replay tests/fuzz/corpus
+
+# --- the module inside real Lua interpreters (busted) -------------------
+busted_for() {
+	CONDUIT_BB_CONF=$scratch/busted.conf CBB_MODULE_DIR=$B/lua$1 \
+		lua$1 /usr/bin/busted -o TAP tests/lua
+}
+for v in 5.1 5.2 5.3 5.4; do
+	check "busted specs under Lua $v" busted_for $v
+done
+
+# --- conduit-bb check: golden output ------------------------------------
+cli_case() {
+	d=tests/data/cli/$1
+	# shellcheck disable=SC2046
+	out=$(cd "$d" && eval "../../../../$B/conduit-bb $(cat args)" 2>&1)
+	status=$?
+	[ "$status" = "$(cat "$d/status")" ] || { echo "exit $status"; echo "$out"; return 1; }
+	printf '%s\n' "$out" | diff -u "$d/expected" - || return 1
+}
+for d in tests/data/cli/*/; do
+	c=$(basename "$d")
+	check "conduit-bb $c" cli_case "$c"
+done
+
+seed_examples() {
+	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"
+}
+check "conduit-bb check on the product description's example jobs" seed_examples
+
+# --- living inside slurmctld: 100,000 calls, memory and fds flat --------
+for v in 5.4 5.1; do
+	check "100000 job_process/pools calls in 2 threads, Lua $v: RSS and fds flat" \
+		env CONDUIT_BB_CONF=$scratch/none.conf $B/test/hook_loop-$v $B/lua$v \
+		lua/burst_buffer.lua tests/data/stress-good.sh tests/data/stress-bad.sh 100000 2
+done
+
+# --- valgrind: no leaks, no errors --------------------------------------
+VG="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible --error-exitcode=99"
+check "valgrind: parser cases" $VG $B/test/unit_cases
+check "valgrind: config" $VG $B/test/unit_config
+check "valgrind: conduit-bb check" $VG $B/conduit-bb check docs/examples/stage-in-out.sh --job-id 7
+check "valgrind: 3000 hook calls through Lua 5.4" \
+	env HOOK_LOOP_NO_RSS=1 CONDUIT_BB_CONF=$scratch/none.conf $VG \
+	$B/test/hook_loop-5.4 $B/lua5.4 lua/burst_buffer.lua \
+	tests/data/stress-good.sh tests/data/stress-bad.sh 3000 2
+
+# --- install layout -----------------------------------------------------
+install_layout() {
+	d=$scratch/root
+	make --no-print-directory -s install DESTDIR=$d PREFIX=/usr LUA_VERSION=5.1 >/dev/null || return 1
+	for f in usr/lib/lua/5.1/conduit_bb.so usr/bin/conduit-bb \
+		etc/slurm/burst_buffer.lua etc/slurm/switch.lua \
+		etc/slurm/conduit_bb.conf.example usr/share/doc/conduit-bb/README.md; do
+		[ -f "$d/$f" ] || { echo "missing $f"; return 1; }
+	done
+	# an existing site script is never overwritten
+	echo 'site' > $d/etc/slurm/burst_buffer.lua
+	make --no-print-directory -s install DESTDIR=$d PREFIX=/usr LUA_VERSION=5.1 >/dev/null || return 1
+	[ "$(cat $d/etc/slurm/burst_buffer.lua)" = site ] || return 1
+	[ -f $d/etc/slurm/burst_buffer.lua.conduit-bb ] || return 1
+}
+check "make install puts the module, shims and config where Slurm expects them" install_layout
+
+echo "checks: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,54 @@
+# tests.mk - test binaries, included by the top-level Makefile.
+# `make check` installs what is missing (tests/deps.sh), builds everything
+# below and runs tests/run-checks.sh.
+
+T        := $(B)/test
+ASAN     := $(B)/asan
+UNITS    := words path symbols script config buf_err cases
+CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE)))
+TEST_CFLAGS := -std=gnu99 -D_GNU_SOURCE -g -O1 $(WARN) -Wno-missing-prototypes \
+               -Wno-declaration-after-statement -Isrc $(CMOCKA_CFLAGS)
+SAN      := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer
+TEST_LUAS := 5.1 5.4
+
+$(T) $(ASAN) $(B)/fuzz:
+	mkdir -p $@
+
+$(T)/unit_%: tests/unit/test_%.c $(CORE_SRC) src/*.h tests/unit/cmocka_all.h | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) $(TEST_CFLAGS) $< $(CORE_SRC) $(CMOCKA_LIBS) -o $@
+
+$(ASAN)/unit_%: tests/unit/test_%.c $(CORE_SRC) src/*.h tests/unit/cmocka_all.h | $(ASAN)
+	@echo "  ASAN-CC $@"
+	@$(CC) $(TEST_CFLAGS) $(SAN) $< $(CORE_SRC) $(CMOCKA_LIBS) -o $@
+
+$(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(CORE_SRC) src/*.h | $(ASAN)
+	@echo "  ASAN-CC $@"
+	@$(CC) $(TEST_CFLAGS) $(SAN) tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(CORE_SRC) -o $@
+
+$(T)/hook_loop-%: tests/stress/hook_loop.c | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< \
+	  $$($(PKG_CONFIG) --cflags --libs lua$*) -lpthread -o $@
+
+# libFuzzer needs clang; `make fuzz` runs it, `make check` replays the corpus.
+$(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(CORE_SRC) src/*.h | $(B)/fuzz
+	clang -std=gnu99 -D_GNU_SOURCE -g -O1 $(SAN) -fsanitize=fuzzer -Isrc \
+	  tests/fuzz/fuzz_parse.c $(CORE_SRC) -o $@
+
+FUZZ_SECONDS ?= 60
+fuzz: $(B)/fuzz/fuzz_parse
+	rm -rf $(B)/fuzz/work && mkdir -p $(B)/fuzz/work
+	cp tests/fuzz/corpus/* $(B)/fuzz/work/
+	$(B)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
+	  -timeout=5 -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/work
+
+test-build: lua-all $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
+            $(addprefix $(ASAN)/unit_,$(UNITS)) $(ASAN)/fuzz_replay \
+            $(addprefix $(T)/hook_loop-,$(TEST_LUAS))
+
+test-all: test-build
+	sh tests/run-checks.sh
+
+.PHONY: test-build test-all fuzz

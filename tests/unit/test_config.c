@@ -1,0 +1,187 @@
+/* test_config.c - conduit_bb.conf parsing, lookup and loading. */
+#include "cmocka_all.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static void parse_ok(const char *text, cbb_config_t *c)
+{
+	cbb_err_t err;
+
+	cbb_err_clear(&err);
+	cbb_config_defaults(c);
+	if (cbb_config_parse(c, text, strlen(text), "t.conf", &err) < 0)
+		fail_msg("<%s>: %s", text, err.msg);
+}
+
+static void test_defaults(void **state)
+{
+	cbb_config_t c;
+
+	(void)state;
+	parse_ok("", &c);
+	assert_null(c.server_host);
+	assert_int_equal(c.request_timeout_ms, 10000);
+	assert_int_equal(c.submit_timeout_ms, 2000);
+	assert_int_equal(c.submit_validation, CBB_VALIDATE_LOCAL);
+	assert_string_equal(c.directive, "CONDUIT");
+	assert_int_equal(c.max_directives, 100);
+	assert_int_equal(c.max_source_bytes, 4000);
+	assert_int_equal(c.allow[0][0].n, 0);
+	cbb_config_free(&c);
+}
+
+static void test_full(void **state)
+{
+	cbb_config_t c;
+
+	(void)state;
+	parse_ok("# conduit_bb.conf\n"
+		 "conduitserver = conduit.example.com:23456   # the server\n"
+		 "CACert=/etc/slurm/ca.pem\n"
+		 "ClientCert=/etc/slurm/cert.pem\r\n"
+		 "ClientKey=/etc/slurm/key.pem\n"
+		 "ServerName=conduit-server.example.com\n"
+		 "RequestTimeout=2.5\n"
+		 "SUBMITTIMEOUT=500ms\n"
+		 "SubmitValidation=Local\n"
+		 "Directive=STAGE_1\n"
+		 "MaxDirectives=7\n"
+		 "MaxSourceBytes=100\n"
+		 "StageInSources=/archive/, /project//x\n"
+		 "StageInDestinations=/scratch\n"
+		 "StageOutSources=/scratch\n"
+		 "StageOutDestinations=/\n", &c);
+	assert_string_equal(c.server_host, "conduit.example.com");
+	assert_int_equal(c.server_port, 23456);
+	assert_string_equal(c.ca_cert, "/etc/slurm/ca.pem");
+	assert_string_equal(c.client_cert, "/etc/slurm/cert.pem");
+	assert_string_equal(c.client_key, "/etc/slurm/key.pem");
+	assert_string_equal(c.server_name, "conduit-server.example.com");
+	assert_int_equal(c.request_timeout_ms, 2500);
+	assert_int_equal(c.submit_timeout_ms, 500);
+	assert_string_equal(c.directive, "STAGE_1");
+	assert_int_equal(c.max_directives, 7);
+	assert_int_equal(c.max_source_bytes, 100);
+	assert_int_equal(c.allow[0][0].n, 2);
+	assert_string_equal(c.allow[0][0].v[0], "/archive");
+	assert_string_equal(c.allow[0][0].v[1], "/project/x");
+	assert_string_equal(c.allow[1][1].v[0], "/");
+	cbb_config_free(&c);
+	parse_ok("ConduitServer=[::1]:1\n", &c);
+	assert_string_equal(c.server_host, "::1");
+	assert_int_equal(c.server_port, 1);
+	cbb_config_free(&c);
+}
+
+static const struct {
+	const char *text, *msg;
+} bad[] = {
+	{ "Bogus=1", "t.conf line 1: unknown key 'Bogus' (see conduit_bb.conf.example)" },
+	{ "\n\nConduitServer", "t.conf line 3: expected Key=Value, e.g. ConduitServer=conduit.example.com:23456" },
+	{ "CACert=", "t.conf line 1: CACert has no value, e.g. CACert=/etc/slurm/conduit-external-ca.pem" },
+	{ "CACert=etc/ca.pem", "t.conf line 1: CACert: 'etc/ca.pem' is not an absolute path; e.g. CACert=/etc/slurm/conduit-external-ca.pem" },
+	{ "ConduitServer=conduit.example.com", "t.conf line 1: ConduitServer: 'conduit.example.com' is not host:port; e.g. ConduitServer=conduit.example.com:23456" },
+	{ "ConduitServer=h:70000", "t.conf line 1: ConduitServer: 'h:70000' has no valid port (1-65535); e.g. ConduitServer=conduit.example.com:23456" },
+	{ "ConduitServer=h/x:1", "t.conf line 1: ConduitServer: 'h/x' is not a host name or address; e.g. ConduitServer=conduit.example.com:23456" },
+	{ "ServerName=a b", "t.conf line 1: ServerName: 'a b' is not a host name; e.g. ServerName=conduit-server.example.com" },
+	{ "RequestTimeout=fast", "t.conf line 1: RequestTimeout: 'fast' is not a duration; e.g. RequestTimeout=10" },
+	{ "RequestTimeout=0", "t.conf line 1: RequestTimeout: '0' is out of range (0.1 to 600 seconds); e.g. RequestTimeout=10" },
+	{ "SubmitTimeout=1.5ms", "t.conf line 1: SubmitTimeout: '1.5ms' is not a duration; e.g. SubmitTimeout=2" },
+	{ "SubmitValidation=maybe", "t.conf line 1: SubmitValidation: 'maybe' is neither local nor remote; e.g. SubmitValidation=local" },
+	{ "Directive=CON DUIT", "t.conf line 1: Directive: 'CON DUIT' may hold only letters, digits and '_'; e.g. Directive=CONDUIT" },
+	{ "MaxDirectives=0", "t.conf line 1: MaxDirectives: '0' is not a whole number from 1 to 1000; e.g. MaxDirectives=100" },
+	{ "MaxDirectives=-5", "t.conf line 1: MaxDirectives: '-5' is not a whole number from 1 to 1000; e.g. MaxDirectives=100" },
+	{ "MaxSourceBytes=4k", "t.conf line 1: MaxSourceBytes: '4k' is not a whole number from 1 to 1048576; e.g. MaxSourceBytes=4000" },
+	{ "StageInSources=scratch", "t.conf line 1: StageInSources: 'scratch' is not an absolute directory; e.g. StageInSources=/archive,/project" },
+	{ "StageInSources=/a,", "t.conf line 1: StageInSources: trailing ','; e.g. StageInSources=/archive,/project" },
+	{ "Directive=A\ndirective=B", "t.conf line 2: Directive is already set on line 1" },
+};
+
+static void test_bad(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cbb_config_t c;
+		cbb_err_t err;
+
+		cbb_err_clear(&err);
+		cbb_config_defaults(&c);
+		if (cbb_config_parse(&c, bad[i].text, strlen(bad[i].text),
+				     "t.conf", &err) == 0)
+			fail_msg("<%s> was accepted", bad[i].text);
+		if (strcmp(err.msg, bad[i].msg))
+			fail_msg("<%s>:\n want %s\n got  %s", bad[i].text,
+				 bad[i].msg, err.msg);
+		cbb_config_free(&c);
+	}
+}
+
+static void test_locate(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	unsetenv("CONDUIT_BB_CONF");
+	unsetenv("SLURM_CONF");
+	assert_string_equal(cbb_config_locate(buf, sizeof(buf)),
+			    "/etc/slurm/conduit_bb.conf");
+	setenv("SLURM_CONF", "/opt/slurm/etc/slurm.conf", 1);
+	assert_string_equal(cbb_config_locate(buf, sizeof(buf)),
+			    "/opt/slurm/etc/conduit_bb.conf");
+	setenv("CONDUIT_BB_CONF", "/x/y.conf", 1);
+	assert_string_equal(cbb_config_locate(buf, sizeof(buf)), "/x/y.conf");
+	unsetenv("CONDUIT_BB_CONF");
+	unsetenv("SLURM_CONF");
+}
+
+static void test_load(void **state)
+{
+	char dir[] = "/tmp/cbb-conf-XXXXXX", path[300];
+	cbb_config_t c;
+	cbb_err_t err;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/missing.conf", dir);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_config_load(&c, path, &err), 0); /* defaults */
+	assert_null(c.path);
+	cbb_config_free(&c);
+
+	snprintf(path, sizeof(path), "%s/conduit_bb.conf", dir);
+	f = fopen(path, "w");
+	fputs("MaxDirectives=3\n", f);
+	fclose(f);
+	setenv("SLURM_CONF", "/nonexistent/slurm.conf", 1);
+	setenv("CONDUIT_BB_CONF", path, 1);
+	assert_int_equal(cbb_config_load(&c, NULL, &err), 0);
+	assert_int_equal(c.max_directives, 3);
+	assert_string_equal(c.path, path);
+	cbb_config_free(&c);
+	unsetenv("CONDUIT_BB_CONF");
+	unsetenv("SLURM_CONF");
+
+	assert_int_equal(cbb_config_load(&c, dir, &err), -1); /* a directory */
+	assert_true(strstr(err.msg, "is not a regular file") != NULL);
+	cbb_config_free(&c);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_locate),
+		cmocka_unit_test(test_load),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}
