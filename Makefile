@@ -8,6 +8,8 @@
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
 
 VERSION      := 0.1.0
+B            := build
+GEN          := $(B)/gen
 LUA_VERSION  ?= 5.4
 LUA_PC       ?= lua$(LUA_VERSION)
 PKG_CONFIG   ?= pkg-config
@@ -40,12 +42,14 @@ WARN   += -Werror
 endif
 OPT    ?= -O2 -g
 CFLAGS_BASE := -std=c99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' $(OPT) $(WARN) \
-               -fvisibility=hidden -fstack-protector-strong -Isrc
+               -fvisibility=hidden -fstack-protector-strong -Isrc -I$(GEN)
+CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson 2>/dev/null)
 
 CORE := err buf utf8 script symbols words path config readfile directive
-MOD  := luahost hooks_bb module
+# The Conduit client: protobuf-c messages generated from src/proto.
+CLIENT := grpc conduit key stage statefile jobstate status
+MOD  := luahost hooks_bb hooks_stage module
 
-B      := build
 LB     := $(B)/lua$(LUA_VERSION)
 SO     := $(LB)/conduit_bb.so
 CLI    := $(B)/conduit-bb
@@ -53,14 +57,25 @@ CLI    := $(B)/conduit-bb
 .PHONY: all check demo install uninstall fuzz clean deps lua-all bench
 all: $(SO) $(CLI)
 
+# ---- generated protobuf-c code -------------------------------------
+$(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h: src/proto/conduit.proto
+	@mkdir -p $(GEN)
+	@echo "  PROTOC  $<"
+	@protoc-c -Isrc/proto --c_out=$(GEN) $<
+
 # ---- the module ------------------------------------------------------
-$(LB)/%.o: src/%.c src/*.h | $(LB)
+$(LB)/%.o: src/%.c src/*.h $(GEN)/conduit.pb-c.h | $(LB)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS_BASE) -fPIC $(LUA_CFLAGS) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(MOD))) src/conduit_bb.map
+# generated code: same hiding, without our warning set
+$(LB)/conduit.pb-c.o: $(GEN)/conduit.pb-c.c | $(LB)
+	@echo "  CC      $@"
+	@$(CC) -std=c99 $(OPT) -fPIC -fvisibility=hidden -I$(GEN) $(DEP_CFLAGS) -c $< -o $@
+
+$(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(CLIENT) $(MOD)) conduit.pb-c.o) src/conduit_bb.map
 	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--version-script=src/conduit_bb.map \
-	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
+	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(CLIENT_LIBS) -lpthread $(LDFLAGS)
 
 # ---- the command-line tool (no Lua) ----------------------------------
 $(B)/cli/%.o: src/%.c src/*.h | $(B)/cli

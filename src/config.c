@@ -16,6 +16,10 @@
 #define DEFAULT_SUBMIT_TIMEOUT_MS 2000
 #define DEFAULT_MAX_DIRECTIVES 100
 #define DEFAULT_MAX_SOURCE_BYTES 4000
+#define DEFAULT_DOWN_GRACE_S 300
+
+static int set_uint(const char *val, unsigned *dst, unsigned long lo,
+		    unsigned long hi, cbb_err_t *err);
 
 typedef int (*setter_fn)(cbb_config_t *c, const char *val, void *field,
 			 cbb_err_t *err);
@@ -132,6 +136,24 @@ static int set_duration(cbb_config_t *c, const char *val, void *field,
 	return 0;
 }
 
+/* A whole number of seconds up to a day (0 allowed). */
+static int set_grace(cbb_config_t *c, const char *val, void *field,
+		     cbb_err_t *err)
+{
+	(void)c;
+	return set_uint(val, field, 0, 86400, err);
+}
+
+/* A program: an absolute path, or a bare name looked up in PATH. */
+static int set_program(cbb_config_t *c, const char *val, void *field,
+		       cbb_err_t *err)
+{
+	if (val[0] != '/' && strchr(val, '/'))
+		return cbb_err(err, "'%s' must be an absolute path or a bare "
+			       "command name", val);
+	return set_string(c, val, field, err);
+}
+
 static int set_uint(const char *val, unsigned *dst, unsigned long lo,
 		    unsigned long hi, cbb_err_t *err)
 {
@@ -170,9 +192,10 @@ static int set_validation(cbb_config_t *c, const char *val, void *field,
 		c->submit_validation = CBB_VALIDATE_LOCAL;
 		return 0;
 	}
-	if (!strcasecmp(val, "remote"))
-		return cbb_err(err, "'remote' needs the Conduit client, which "
-			       "this build does not include yet; use local");
+	if (!strcasecmp(val, "remote")) {
+		c->submit_validation = CBB_VALIDATE_REMOTE;
+		return 0;
+	}
 	return cbb_err(err, "'%s' is neither local nor remote", val);
 }
 
@@ -260,6 +283,9 @@ static const key_t_ keys[] = {
 	{ "StageInDestinations", set_prefixes, OFF(allow[0][1]), "/scratch" },
 	{ "StageOutSources", set_prefixes, OFF(allow[1][0]), "/scratch" },
 	{ "StageOutDestinations", set_prefixes, OFF(allow[1][1]), "/archive,/project" },
+	{ "StateDir", set_file, OFF(state_dir), CBB_STATE_DIR },
+	{ "ServerDownGrace", set_grace, OFF(down_grace_s), "300" },
+	{ "Scontrol", set_program, OFF(scontrol), "/usr/bin/scontrol" },
 };
 #undef OFF
 
@@ -274,6 +300,7 @@ void cbb_config_defaults(cbb_config_t *c)
 	strcpy(c->directive, "CONDUIT");
 	c->max_directives = DEFAULT_MAX_DIRECTIVES;
 	c->max_source_bytes = DEFAULT_MAX_SOURCE_BYTES;
+	c->down_grace_s = DEFAULT_DOWN_GRACE_S;
 	for (s = 0; s < 2; s++)
 		for (k = 0; k < 2; k++)
 			c->allow[s][k].n = 0; /* empty list: anywhere */
@@ -289,6 +316,8 @@ void cbb_config_free(cbb_config_t *c)
 	free(c->client_cert);
 	free(c->client_key);
 	free(c->server_name);
+	free(c->state_dir);
+	free(c->scontrol);
 	for (s = 0; s < 2; s++)
 		for (k = 0; k < 2; k++)
 			prefixes_clear(&c->allow[s][k]);

@@ -51,7 +51,22 @@ typedef struct {
 	unsigned max_source_bytes;
 	/* allow[stage][0] = sources, allow[stage][1] = destinations */
 	cbb_prefixes_t allow[2][2];
+	char *state_dir;     /* NULL: CBB_STATE_DIR */
+	char *scontrol;      /* NULL: "scontrol" from PATH */
+	unsigned down_grace_s;
 } cbb_config_t;
+
+#define CBB_STATE_DIR "/var/spool/conduit_bb"
+
+static inline const char *cbb_conf_state_dir(const cbb_config_t *c)
+{
+	return c->state_dir ? c->state_dir : CBB_STATE_DIR;
+}
+
+static inline const char *cbb_conf_scontrol(const cbb_config_t *c)
+{
+	return c->scontrol ? c->scontrol : "scontrol";
+}
 
 void cbb_config_defaults(cbb_config_t *c);
 void cbb_config_free(cbb_config_t *c);

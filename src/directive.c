@@ -312,6 +312,8 @@ int cbb_parse_script(const char *text, size_t len,
 		d->index = (unsigned)i + 1;
 		if (!plan->slurm_words_line && has_slurm_word(l->text))
 			plan->slurm_words_line = l->lineno;
+		if (memchr(l->text, '%', l->len))
+			plan->has_percent = true;
 		llen = l->len;
 		if (llen && l->text[llen - 1] == '\r')
 			llen--; /* CRLF scripts */

@@ -42,6 +42,7 @@ typedef struct {
 	unsigned late[CBB_LATE_MAX];  /* directive lines Slurm ignores */
 	size_t nlate;
 	unsigned slurm_words_line;    /* first line with capacity=/pool= */
+	bool has_percent;             /* Slurm will rewrite the script */
 } cbb_plan_t;
 
 typedef struct {

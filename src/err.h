@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define CBB_ERR_MAX 512
+#define CBB_ERR_MAX 1024
 
 typedef struct {
 	bool set;

@@ -10,10 +10,8 @@
 #include <string.h>
 
 #include "luahost.h"
-#include "readfile.h"
-
-/* Slurm's own cap on batch scripts is 4 MiB by default (max_script_size). */
-#define CBB_SCRIPT_MAX ((size_t)64 << 20)
+#include "stage.h"
+#include "statefile.h"
 
 static size_t count_stage(const cbb_plan_t *p, cbb_stage_t st)
 {
@@ -22,6 +20,28 @@ static size_t count_stage(const cbb_plan_t *p, cbb_stage_t st)
 	for (i = 0; i < p->n; i++)
 		n += p->v[i].stage == st;
 	return n;
+}
+
+/*
+ * SubmitValidation=remote: Conduit validates every stage-in directive,
+ * all at once, within SubmitTimeout.  This runs in a slurmctld thread:
+ * the deadline is hard, and running out of it accepts the job.
+ */
+static int validate_remotely(cbb_call_t *c, cbb_err_t *err)
+{
+	cbb_job_ctx_t j;
+	cbb_err_t e;
+
+	cbb_err_clear(&e);
+	if (cbb_grpc_open(&c->grpc, &c->cfg, &e) < 0) {
+		cbb_call_queue_log(c, CBB_LOG_INFO, e.msg);
+		return 0;
+	}
+	cbb_job_ctx_init(&j, &c->cfg, &c->grpc, c->cluster, c->job.job_id, 0,
+			 c->job.user_id);
+	j.log = cbb_call_queue_log;
+	j.log_ud = c;
+	return cbb_stage_validate(&j, &c->plan, c->cfg.submit_timeout_ms, err);
 }
 
 /*
@@ -50,12 +70,12 @@ static int l_job_process(lua_State *L)
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;
 	}
-	if (cbb_read_file(path, CBB_SCRIPT_MAX, &c->script, &c->script_len,
-			  NULL, &err) < 0) {
+	if (cbb_call_read_script(c, path, &err) < 0) {
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;
 	}
-	if (cbb_call_job(L, c, 4, (unsigned long)uid) < 0) {
+	if (cbb_call_job(L, c, 4, (unsigned long)uid) < 0 ||
+	    cbb_call_cluster(L, c, 4) < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
 		goto fail;
 	}
@@ -68,6 +88,18 @@ static int l_job_process(lua_State *L)
 			c->job.job_id, err.msg);
 		goto fail;
 	}
+	if (c->cfg.submit_validation == CBB_VALIDATE_REMOTE &&
+	    count_stage(&c->plan, CBB_STAGE_IN) &&
+	    validate_remotely(c, &err) < 0) {
+		cbb_call_flush_logs(L, c);
+		cbb_log(L, CBB_LOG_VERBOSE, "job %u rejected: %s",
+			c->job.job_id, err.msg);
+		goto fail;
+	}
+	/* stage hooks get a rewritten script when % is used: keep lines */
+	if (c->plan.has_percent)
+		cbb_lines_save(&c->cfg, c->cluster, c->job.job_id, &c->plan);
+	cbb_call_flush_logs(L, c);
 	cbb_log(L, CBB_LOG_VERBOSE, "job %u: %zu stage-in and %zu stage-out "
 		"directives accepted", c->job.job_id,
 		count_stage(&c->plan, CBB_STAGE_IN),
@@ -76,6 +108,7 @@ static int l_job_process(lua_State *L)
 	cbb_call_done(c);
 	return n;
 fail:
+	cbb_call_flush_logs(L, c);
 	cbb_call_done(c);
 	return cbb_push_result(L, -1, err.msg, strlen(err.msg));
 }

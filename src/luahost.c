@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "readfile.h"
+
 #define CALL_MT "conduit_bb.call"
+/* Slurm's own cap on batch scripts is 4 MiB by default (max_script_size). */
+#define CBB_SCRIPT_MAX ((size_t)64 << 20)
 
 static int call_gc(lua_State *L)
 {
@@ -24,6 +28,8 @@ cbb_call_t *cbb_call_new(lua_State *L)
 
 	memset(c, 0, sizeof(*c));
 	cbb_config_defaults(&c->cfg);
+	cbb_buf_init(&c->out, 0);
+	cbb_buf_init(&c->logs, (size_t)1 << 20);
 	if (luaL_newmetatable(L, CALL_MT)) {
 		lua_pushcfunction(L, call_gc);
 		lua_setfield(L, -2, "__gc");
@@ -34,6 +40,12 @@ cbb_call_t *cbb_call_new(lua_State *L)
 
 void cbb_call_done(cbb_call_t *c)
 {
+	cbb_grpc_close(&c->grpc);
+	cbb_transfers_free(&c->transfers);
+	cbb_buf_free(&c->out);
+	cbb_buf_free(&c->logs);
+	free(c->cluster);
+	c->cluster = NULL;
 	cbb_config_free(&c->cfg);
 	cbb_plan_free(&c->plan);
 	free(c->script);
@@ -92,6 +104,7 @@ int cbb_call_job(lua_State *L, cbb_call_t *c, int idx, unsigned long uid)
 	j->job_id = field_u32(L, idx, "job_id", 0);
 	j->array_job_id = field_u32(L, idx, "array_job_id", 0);
 	j->array_task_id = field_u32(L, idx, "array_task_id", CBB_NO_VAL);
+	c->restart = field_u32(L, idx, "restart_cnt", 0);
 	if (field_string(L, idx, "user_name", &c->user_name) < 0 ||
 	    field_string(L, idx, "work_dir", &c->work_dir) < 0 ||
 	    field_string(L, idx, "name", &c->name) < 0)
@@ -135,6 +148,61 @@ void cbb_log(lua_State *L, int level, const char *fmt, ...)
 	if (lua_pcall(L, n, 0, 0) != 0)
 		lua_pop(L, 1); /* a broken logger must not break the hook */
 	lua_pop(L, 1);
+}
+
+void cbb_call_queue_log(void *call, int level, const char *msg)
+{
+	cbb_call_t *c = call;
+	char lv = (char)('0' + (level < 0 ? 9 : level));
+
+	/* on overflow the record is dropped, never half-written */
+	if (cbb_buf_addc(&c->logs, lv) == 0 &&
+	    cbb_buf_add(&c->logs, msg, strlen(msg) + 1) < 0)
+		c->logs.len--;
+}
+
+void cbb_call_flush_logs(lua_State *L, cbb_call_t *c)
+{
+	size_t i = 0;
+
+	while (i < c->logs.len) {
+		const char *rec = c->logs.data + i;
+		int level = rec[0] == '9' ? CBB_LOG_ERROR : rec[0] - '0';
+
+		cbb_log(L, level, "%s", rec + 1);
+		i += strlen(rec) + 1;
+	}
+	cbb_buf_reset(&c->logs);
+}
+
+int cbb_call_cluster(lua_State *L, cbb_call_t *c, int idx)
+{
+	const char *s = NULL;
+
+	lua_getglobal(L, "slurm");
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "CLUSTER_NAME");
+		if (lua_type(L, -1) == LUA_TSTRING)
+			s = lua_tostring(L, -1);
+		if (s && !(c->cluster = strdup(s))) {
+			lua_pop(L, 2);
+			return -1;
+		}
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	if (!c->cluster && (lua_istable(L, idx) || lua_isuserdata(L, idx)))
+		if (field_string(L, idx, "cluster", &c->cluster) < 0)
+			return -1;
+	return 0;
+}
+
+int cbb_call_read_script(cbb_call_t *c, const char *path, cbb_err_t *err)
+{
+	if (!path)
+		return cbb_err(err, "conduit_bb: no job script path given");
+	return cbb_read_file(path, CBB_SCRIPT_MAX, &c->script, &c->script_len,
+			     NULL, err);
 }
 
 long cbb_arg_id(lua_State *L, int idx)

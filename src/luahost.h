@@ -9,9 +9,12 @@
 #ifndef CBB_LUAHOST_H
 #define CBB_LUAHOST_H
 
+#include "buf.h"
 #include "compat.h"
 #include "config.h"
+#include "conduit.h"
 #include "directive.h"
+#include "grpc.h"
 #include "symbols.h"
 
 enum {
@@ -30,6 +33,12 @@ typedef struct {
 	char *user_name; /* owned copies behind job's pointers */
 	char *work_dir;
 	char *name;
+	char *cluster;
+	uint32_t restart;
+	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
+	cbb_transfers_t transfers;
+	cbb_buf_t out;       /* a hook's text answer */
+	cbb_buf_t logs;      /* "<level char><message>\0" records */
 } cbb_call_t;
 
 /* Push a new, empty call context (a userdata) and return it. */
@@ -50,6 +59,20 @@ int cbb_call_job(lua_State *L, cbb_call_t *c, int idx, unsigned long uid);
  */
 void cbb_log(lua_State *L, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Queue a log line from C code that must not call into Lua (a Lua error
+ * would skip its cleanup); cbb_call_flush_logs() sends them afterwards.
+ * Matches cbb_job_ctx_t's log callback.
+ */
+void cbb_call_queue_log(void *call, int level, const char *msg);
+void cbb_call_flush_logs(lua_State *L, cbb_call_t *c);
+
+/* The cluster name: slurm.CLUSTER_NAME, else job_info.cluster. */
+int cbb_call_cluster(lua_State *L, cbb_call_t *c, int job_info_idx);
+
+/* Read a whole script file into c->script (capped), or set err. */
+int cbb_call_read_script(cbb_call_t *c, const char *path, cbb_err_t *err);
 
 /* Parse a decimal uid/gid argument; returns -1 when it is not one. */
 long cbb_arg_id(lua_State *L, int idx);

@@ -8,6 +8,7 @@
  */
 #include "compat.h"
 #include "hooks_bb.h"
+#include "hooks_stage.h"
 
 #ifndef CBB_VERSION
 #define CBB_VERSION "0.0.0"
@@ -29,5 +30,6 @@ __attribute__((visibility("default"))) int luaopen_conduit_bb(lua_State *L)
 	lua_pushliteral(L, CBB_VERSION);
 	lua_setfield(L, -2, "_VERSION");
 	cbb_register_bb_hooks(L);
+	cbb_register_stage_hooks(L);
 	return 1;
 }

@@ -13,7 +13,14 @@ skip=0
 n=0
 log=$(mktemp)
 scratch=$(mktemp -d)
-trap 'rm -rf "$log" "$scratch"' EXIT
+chmod 0755 "$scratch"
+server=$scratch/conduit
+cleanup() {
+	sh tests/conduit/server-ctl.sh stop "$server" 2>/dev/null
+	rm -rf "$log" "$scratch"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 check() { # check "description" command...
 	what=$1
@@ -59,22 +66,44 @@ shim_is_one_line() {
 check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
 
 # --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
-for u in words path symbols script config buf_err cases; do
+UNITS="words path symbols script config buf_err cases client"
+for u in $UNITS; do
 	check "unit $u" $B/test/unit_$u
 done
-for u in words path symbols script config buf_err cases; do
+for u in $UNITS; do
 	check "unit $u under ASan+UBSan" $B/asan/unit_$u
 done
 check "fuzz corpus replay under ASan+UBSan" $B/asan/fuzz_replay tests/fuzz/corpus
 
-# --- the module inside real Lua interpreters (busted) -------------------
-busted_for() {
-	CONDUIT_BB_CONF=$scratch/busted.conf CBB_MODULE_DIR=$B/lua$1 \
+# --- the module inside real Lua interpreters (busted), against a real ----
+# --- gRPC Conduit test server on 127.0.0.1 --------------------------------
+mkdir -p "$server/jobstates"
+check "the Conduit test server starts (grpcio, mTLS, 127.0.0.1)" \
+	sh tests/conduit/server-ctl.sh start "$server"
+busted_for() { # lua-version module-dir job-id-base
+	FAKE_SCONTROL_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$3 \
+		CONDUIT_BB_CONF=$scratch/busted.conf CBB_MODULE_DIR=$2 \
 		lua$1 /usr/bin/busted -o TAP tests/lua
 }
+base=100000
 for v in 5.1 5.2 5.3 5.4; do
-	check "busted specs under Lua $v" busted_for $v
+	check "busted specs (every hook, against the server) under Lua $v" \
+		busted_for $v $B/lua$v $base
+	base=$((base + 100000))
 done
+busted_asan() {
+	out=$scratch/asan-busted.out
+	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+		ASAN_OPTIONS=detect_leaks=1 busted_for 5.4 $B/asan/mod/lua5.4 $base >"$out" 2>&1
+	rc=$?
+	tail -n 20 "$out"
+	if grep -q 'Sanitizer\|runtime error' "$out"; then
+		grep -A 12 'Sanitizer\|runtime error' "$out" | head -40
+		return 1
+	fi
+	return $rc
+}
+check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer" busted_asan
 
 # --- conduit-bb check: golden output ------------------------------------
 cli_case() {

@@ -4,10 +4,13 @@
 
 T        := $(B)/test
 ASAN     := $(B)/asan
-UNITS    := words path symbols script config buf_err cases
-CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE)))
-TEST_CFLAGS := -std=gnu99 -D_GNU_SOURCE -g -O1 $(WARN) -Wno-missing-prototypes \
-               -Wno-declaration-after-statement -Isrc $(CMOCKA_CFLAGS)
+UNITS    := words path symbols script config buf_err cases client
+CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE))) \
+            $(addprefix src/,$(addsuffix .c,$(CLIENT))) $(GEN)/conduit.pb-c.c
+TEST_CFLAGS := -std=gnu99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' -g -O1 $(WARN) \
+               -Wno-missing-prototypes -Wno-declaration-after-statement -Wno-cast-qual \
+               -Isrc -I$(GEN) $(CMOCKA_CFLAGS)
+TEST_LIBS := $(CMOCKA_LIBS) $(CLIENT_LIBS) -lpthread
 SAN      := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
             -fno-omit-frame-pointer
 TEST_LUAS := 5.1 5.4
@@ -17,15 +20,15 @@ $(T) $(ASAN) $(B)/fuzz:
 
 $(T)/unit_%: tests/unit/test_%.c $(CORE_SRC) src/*.h tests/unit/cmocka_all.h | $(T)
 	@echo "  TEST-CC $@"
-	@$(CC) $(TEST_CFLAGS) $< $(CORE_SRC) $(CMOCKA_LIBS) -o $@
+	@$(CC) $(TEST_CFLAGS) $< $(CORE_SRC) $(TEST_LIBS) -o $@
 
 $(ASAN)/unit_%: tests/unit/test_%.c $(CORE_SRC) src/*.h tests/unit/cmocka_all.h | $(ASAN)
 	@echo "  ASAN-CC $@"
-	@$(CC) $(TEST_CFLAGS) $(SAN) $< $(CORE_SRC) $(CMOCKA_LIBS) -o $@
+	@$(CC) $(TEST_CFLAGS) $(SAN) $< $(CORE_SRC) $(TEST_LIBS) -o $@
 
-$(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(CORE_SRC) src/*.h | $(ASAN)
+$(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) src/*.h | $(ASAN)
 	@echo "  ASAN-CC $@"
-	@$(CC) $(TEST_CFLAGS) $(SAN) tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(CORE_SRC) -o $@
+	@$(CC) $(TEST_CFLAGS) $(SAN) tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) -o $@
 
 $(T)/hook_loop-%: tests/stress/hook_loop.c | $(T)
 	@echo "  TEST-CC $@"
@@ -33,9 +36,10 @@ $(T)/hook_loop-%: tests/stress/hook_loop.c | $(T)
 	  $$($(PKG_CONFIG) --cflags --libs lua$*) -lpthread -o $@
 
 # libFuzzer needs clang; `make fuzz` runs it, `make check` replays the corpus.
-$(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(CORE_SRC) src/*.h | $(B)/fuzz
+FUZZ_SRC := $(addprefix src/,$(addsuffix .c,$(CORE)))
+$(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_SRC) src/*.h | $(B)/fuzz
 	clang -std=gnu99 -D_GNU_SOURCE -g -O1 $(SAN) -fsanitize=fuzzer -Isrc \
-	  tests/fuzz/fuzz_parse.c $(CORE_SRC) -o $@
+	  tests/fuzz/fuzz_parse.c $(FUZZ_SRC) -o $@
 
 FUZZ_SECONDS ?= 60
 fuzz: $(B)/fuzz/fuzz_parse
@@ -44,7 +48,19 @@ fuzz: $(B)/fuzz/fuzz_parse
 	$(B)/fuzz/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -max_len=8192 \
 	  -timeout=5 -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/work
 
-test-build: lua-all $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
+# Python messages for the Conduit test server, from the same proto.
+$(GEN)/py/conduit_pb2.py: src/proto/conduit.proto
+	@mkdir -p $(GEN)/py
+	@echo "  PROTOC  $< (python)"
+	@protoc -Isrc/proto --python_out=$(GEN)/py --grpc_out=$(GEN)/py \
+	  --plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $<
+
+# The module itself under ASan+UBSan, loaded by busted with libasan preloaded.
+$(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*.h) $(GEN)/conduit.pb-c.c
+	@$(MAKE) --no-print-directory B=$(ASAN)/mod LUA_VERSION=5.4 GEN=$(GEN) \
+	  OPT="-O1 -g $(SAN)" LDFLAGS="$(SAN)" $@
+
+test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
             $(addprefix $(ASAN)/unit_,$(UNITS)) $(ASAN)/fuzz_replay \
             $(addprefix $(T)/hook_loop-,$(TEST_LUAS))
 

@@ -35,8 +35,8 @@ end
 -- Load the module the way each Slurm call does: a fresh require.
 local function load_module()
   package.loaded.conduit_bb = nil
-  for _, name in ipairs({ "slurm_bb_job_process", "slurm_bb_pools" }) do
-    _G[name] = nil
+  for name in pairs(_G) do
+    if name:match("^slurm_bb_") then _G[name] = nil end
   end
   return require("conduit_bb")
 end
@@ -64,7 +64,12 @@ describe("conduit_bb module", function()
       if not before[k] then added[#added + 1] = k end
     end
     table.sort(added)
-    assert.are.same({ "slurm_bb_job_process", "slurm_bb_pools" }, added)
+    assert.are.same({
+      "slurm_bb_data_in", "slurm_bb_data_out", "slurm_bb_get_status",
+      "slurm_bb_job_process", "slurm_bb_job_teardown", "slurm_bb_paths",
+      "slurm_bb_pools", "slurm_bb_post_run", "slurm_bb_pre_run",
+      "slurm_bb_real_size", "slurm_bb_setup", "slurm_bb_test_data_in",
+      "slurm_bb_test_data_out" }, added)
     assert.are.equal("conduit_bb", m._NAME)
     assert.matches("^%d+%.%d+%.%d+$", m._VERSION)
     assert.are.equal("function", type(m.parse))

@@ -1,0 +1,114 @@
+/*
+ * conduit.h - Conduit's API as conduit_bb uses it: StartTransfer,
+ * ValidateTransfer, Query, StopTransfer and Version, over cbb_grpc_t.
+ * Replies are decoded with protobuf-c under a memory budget and copied
+ * into plain structs; no protobuf type leaks out of conduit.c.
+ */
+#ifndef CBB_CONDUIT_H
+#define CBB_CONDUIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "grpc.h"
+
+/* TransferState values that matter to the hooks. */
+enum {
+	CBB_TS_NONE = 0,
+	CBB_TS_ERROR = 1,
+	CBB_TS_ABORT = 2,
+	CBB_TS_ABORTED = 3,
+	CBB_TS_VALIDATION_COMPLETE = 15,
+	CBB_TS_FINALIZED = 100,
+};
+
+typedef enum {
+	CBB_COPY = 0,
+	CBB_MOVE = 1,
+	CBB_RCOPY = 2,
+	CBB_RMOVE = 3,
+} cbb_conduit_action_t;
+
+typedef struct {
+	char *id;
+	char *comment;
+	char *user;
+	char *error_message;
+	int state;
+	int error;
+	int action;
+	bool active;
+	bool validation_only;
+	int64_t created;     /* seconds (0: unset) */
+	int32_t created_ns;
+	int64_t started;     /* startTime seconds, 0 when setup never began */
+	uint64_t bytes;      /* dataTransferred */
+	uint64_t rate;       /* bandwidth, bytes/s */
+	uint32_t files;
+	uint32_t dirs;
+} cbb_transfer_t;
+
+typedef struct {
+	cbb_transfer_t *v;
+	size_t n;
+} cbb_transfers_t;
+
+void cbb_transfers_free(cbb_transfers_t *t);
+
+/* Names as Conduit prints them: "TRANSFER_FINALIZED", "ERROR_NONE". */
+const char *cbb_state_name(int state);
+const char *cbb_error_name(int error);
+
+/* Success: FINALIZED with no error. */
+bool cbb_transfer_succeeded(const cbb_transfer_t *t);
+/* Failure: ERROR/ABORT/ABORTED, or any error code (even before the
+ * state catches up); never judged by `active` alone. */
+bool cbb_transfer_failed(const cbb_transfer_t *t);
+
+/*
+ * One Query: transfers of `user` whose Comment matches `comment_regex`
+ * (RE2, unanchored search; anchor it yourself).  On failure returns -1,
+ * sets err, and *transport tells whether the server was unreachable.
+ */
+int cbb_conduit_query(cbb_grpc_t *g, const char *user,
+		      const char *comment_regex, cbb_transfers_t *out,
+		      bool *transport, cbb_err_t *err);
+
+/* A transfer to start (or validate). */
+typedef struct {
+	const char *user;
+	cbb_conduit_action_t action;
+	const char *const *sources;
+	size_t nsources;
+	const char *destination;
+	const char *comment;
+	/* out */
+	char id[64];
+	bool ok;
+	bool transport;          /* unknown whether it was created */
+	char message[CBB_ERR_MAX];
+} cbb_start_t;
+
+/*
+ * Start (validate_only: ValidateTransfer) all at once on one connection.
+ * Returns how many failed.  StartTransfer is never retried here.
+ */
+size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
+			 bool validate_only);
+
+typedef struct {
+	const char *id;
+	const char *user;
+	bool ok;                 /* aborted, or already over */
+	bool transport;
+	char message[CBB_ERR_MAX];
+} cbb_stop_t;
+
+/* StopTransfer for each id, concurrently; "already completed" and "not
+ * found" count as done.  Returns how many failed. */
+size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n);
+
+int cbb_conduit_version(cbb_grpc_t *g, char *buf, size_t size,
+			cbb_err_t *err);
+
+#endif

@@ -1,0 +1,577 @@
+/* grpc.c - see grpc.h */
+#include "grpc.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* Replies larger than this are refused before any allocation. */
+#define CBB_MAX_REPLY ((size_t)256 << 20)
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static CURLcode global_rc = CURLE_FAILED_INIT;
+
+static void global_init(void)
+{
+	/* The module is built -z nodelete, so this runs once per process. */
+	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int cbb_grpc_global_init(cbb_err_t *err)
+{
+	pthread_once(&global_once, global_init);
+	if (global_rc != CURLE_OK)
+		return cbb_err(err, "conduit: libcurl initialisation failed: %s",
+			       curl_easy_strerror(global_rc));
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, cbb_err_t *err)
+{
+	const char *host = cfg->server_host;
+	bool v6;
+
+	memset(g, 0, sizeof(*g));
+	g->cfg = cfg;
+	if (!host)
+		return cbb_err(err, "conduit: ConduitServer is not set in "
+			       "conduit_bb.conf");
+	if (cbb_grpc_global_init(err) < 0)
+		return -1;
+	v6 = strchr(host, ':') != NULL;
+	if (cfg->server_name) {
+		/*
+		 * Dial ServerName (so TLS checks that name) but connect to
+		 * the configured address.
+		 */
+		snprintf(g->base_url, sizeof(g->base_url), "https://%s:%u",
+			 cfg->server_name, cfg->server_port);
+		snprintf(g->resolve, sizeof(g->resolve), "%s:%u:%s%s%s",
+			 cfg->server_name, cfg->server_port, v6 ? "[" : "",
+			 host, v6 ? "]" : "");
+	} else {
+		snprintf(g->base_url, sizeof(g->base_url), "https://%s%s%s:%u",
+			 v6 ? "[" : "", host, v6 ? "]" : "", cfg->server_port);
+	}
+	if (g->resolve[0] &&
+	    !(g->resolve_list = curl_slist_append(NULL, g->resolve)))
+		return cbb_err(err, "conduit: out of memory");
+	g->multi = curl_multi_init();
+	if (!g->multi)
+		return cbb_err(err, "conduit: out of memory");
+	curl_multi_setopt(g->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	curl_multi_setopt(g->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
+	curl_multi_setopt(g->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 100L);
+	return 0;
+}
+
+void cbb_grpc_close(cbb_grpc_t *g)
+{
+	if (g->multi)
+		curl_multi_cleanup(g->multi);
+	curl_slist_free_all(g->resolve_list);
+	g->multi = NULL;
+	g->resolve_list = NULL;
+}
+
+void cbb_rpc_reset(cbb_rpc_t *c)
+{
+	if (c->easy)
+		curl_easy_cleanup(c->easy);
+	curl_slist_free_all(c->headers);
+	free(c->framed);
+	free(c->resp);
+	c->easy = c->headers = NULL;
+	c->framed = c->resp = NULL;
+	c->resp_len = c->expect = c->got = 0;
+	c->http_status = 0;
+	c->in_trailers = c->grpc_ct = c->have_status = false;
+	c->too_big = c->bad_frame = false;
+	c->curl_err[0] = '\0';
+	c->curl_rc = 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+void cbb_grpc_percent_decode(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		int h, l;
+
+		if (*s == '%' && (h = hexval(s[1])) >= 0 &&
+		    (l = hexval(s[2])) >= 0) {
+			*o++ = (char)(h * 16 + l);
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+/* Keep messages on one line and free of control bytes. */
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+	cbb_rpc_t *c = ud;
+	size_t len = size * n, vl;
+	char line[CBB_ERR_MAX + 64], *v;
+
+	if (len >= 5 && !strncmp(data, "HTTP/", 5)) {
+		const char *sp = memchr(data, ' ', len);
+
+		c->http_status = sp ? atoi(sp + 1) : 0;
+		c->in_trailers = false;
+		return len;
+	}
+	if (len <= 2 && (data[0] == '\r' || data[0] == '\n')) {
+		c->in_trailers = true; /* end of the header block */
+		return len;
+	}
+	if (len >= sizeof(line))
+		len = sizeof(line) - 1;
+	memcpy(line, data, len);
+	line[len] = '\0';
+	v = strchr(line, ':');
+	if (!v)
+		return size * n;
+	*v++ = '\0';
+	while (*v == ' ' || *v == '\t')
+		v++;
+	vl = strcspn(v, "\r\n");
+	v[vl] = '\0';
+	if (!strcasecmp(line, "content-type"))
+		c->grpc_ct = !strncmp(v, "application/grpc", 16);
+	else if (!strcasecmp(line, "grpc-status")) {
+		char *end;
+		long st = strtol(v, &end, 10);
+
+		c->have_status = true;
+		c->status = (*v && !*end && st >= 0 && st <= 16) ?
+				    (int)st : CBB_GRPC_UNKNOWN;
+	} else if (!strcasecmp(line, "grpc-message")) {
+		snprintf(c->message, sizeof(c->message), "%s", v);
+		cbb_grpc_percent_decode(c->message);
+		one_line(c->message);
+	}
+	return size * n;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+	cbb_rpc_t *c = ud;
+	size_t len = size * n, i = 0;
+
+	while (i < len) {
+		if (c->got < 5) { /* the 5-byte frame prefix */
+			c->prefix[c->got++] = (uint8_t)data[i++];
+			if (c->got == 5) {
+				c->expect = ((size_t)c->prefix[1] << 24) |
+					    ((size_t)c->prefix[2] << 16) |
+					    ((size_t)c->prefix[3] << 8) |
+					    c->prefix[4];
+				if (c->prefix[0] != 0) {
+					c->bad_frame = true; /* compressed */
+					return 0;
+				}
+				if (c->expect > CBB_MAX_REPLY) {
+					c->too_big = true;
+					return 0; /* abort before allocating */
+				}
+				c->resp = malloc(c->expect ? c->expect : 1);
+				if (!c->resp) {
+					c->too_big = true;
+					return 0;
+				}
+			}
+			continue;
+		}
+		if (c->resp_len >= c->expect) {
+			c->bad_frame = true; /* a second message */
+			return 0;
+		}
+		{
+			size_t take = len - i, room = c->expect - c->resp_len;
+
+			if (take > room)
+				take = room;
+			memcpy(c->resp + c->resp_len, data + i, take);
+			c->resp_len += take;
+			c->got += take;
+			i += take;
+		}
+	}
+	return len;
+}
+
+/* "600m": the shortest grpc-timeout encoding with at most 8 digits. */
+static void grpc_timeout(char *buf, size_t size, unsigned ms)
+{
+	if (ms < 100000000U)
+		snprintf(buf, size, "grpc-timeout: %um", ms);
+	else
+		snprintf(buf, size, "grpc-timeout: %uS", ms / 1000);
+}
+
+static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
+		      bool fresh)
+{
+	const cbb_config_t *cfg = g->cfg;
+	struct curl_slist *h = NULL, *h2;
+	char url[512], tmo[64];
+	CURL *e;
+	size_t i;
+
+	cbb_rpc_reset(c);
+	c->status = CBB_GRPC_UNKNOWN;
+	c->message[0] = '\0';
+	c->framed = malloc(c->req_len + 5);
+	e = curl_easy_init();
+	if (!c->framed || !e) {
+		if (e)
+			curl_easy_cleanup(e);
+		return -1;
+	}
+	c->easy = e;
+	c->framed[0] = 0;
+	for (i = 0; i < 4; i++)
+		c->framed[1 + i] = (uint8_t)(c->req_len >> (24 - 8 * i));
+	if (c->req_len)
+		memcpy(c->framed + 5, c->req, c->req_len);
+
+	snprintf(url, sizeof(url), "%s/conduitapi.ConduitApi/%s",
+		 g->base_url, c->method);
+	grpc_timeout(tmo, sizeof(tmo), timeout_ms);
+	h2 = curl_slist_append(h, "Content-Type: application/grpc");
+	if (h2)
+		h = h2;
+	h2 = h2 ? curl_slist_append(h, "TE: trailers") : NULL;
+	h2 = h2 ? curl_slist_append(h, "Accept:") : NULL;
+	h2 = h2 ? curl_slist_append(h, "Expect:") : NULL;
+	h2 = h2 ? curl_slist_append(h, tmo) : NULL;
+	c->headers = h;
+	if (!h2)
+		return -1;
+
+	if (curl_easy_setopt(e, CURLOPT_URL, url) ||
+#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the string form */
+	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||
+#else
+	    curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTPS) ||
+#endif
+	    curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
+			     (long)CURL_HTTP_VERSION_2TLS) ||
+	    curl_easy_setopt(e, CURLOPT_SSLVERSION,
+			     (long)CURL_SSLVERSION_TLSv1_3) ||
+	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) ||
+	    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_POST, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+			     (curl_off_t)(c->req_len + 5)) ||
+	    curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->framed) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h) ||
+	    curl_easy_setopt(e, CURLOPT_USERAGENT, "conduit-bb/" CBB_VERSION) ||
+	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+			     (long)(timeout_ms < 5000 ? timeout_ms : 5000)) ||
+	    /* a little grace so the server's DEADLINE_EXCEEDED wins */
+	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms + 50) ||
+	    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header) ||
+	    curl_easy_setopt(e, CURLOPT_HEADERDATA, c) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEDATA, c) ||
+	    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->curl_err) ||
+	    curl_easy_setopt(e, CURLOPT_PRIVATE, c))
+		return -1;
+	/* Trust only the configured CA: Debian's libcurl keeps its default
+	 * CApath unless it is cleared. */
+	if (cfg->ca_cert && (curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_cert) ||
+			     curl_easy_setopt(e, CURLOPT_CAPATH, NULL)))
+		return -1;
+	if (cfg->client_cert &&
+	    (curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->client_cert) ||
+	     curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM")))
+		return -1;
+	if (cfg->client_key &&
+	    (curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->client_key) ||
+	     curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM")))
+		return -1;
+	if (g->resolve_list &&
+	    curl_easy_setopt(e, CURLOPT_RESOLVE, (struct curl_slist *)g->resolve_list))
+		return -1;
+	if (fresh && curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L))
+		return -1;
+	return 0;
+}
+
+static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
+{
+	const cbb_config_t *cfg = g->cfg;
+	const char *detail = c->curl_err[0] ? c->curl_err :
+			     curl_easy_strerror((CURLcode)c->curl_rc);
+
+	c->transport = true;
+	c->status = CBB_GRPC_UNAVAILABLE;
+	switch (c->curl_rc) {
+	case CURLE_COULDNT_CONNECT:
+		snprintf(c->message, sizeof(c->message),
+			 "conduit: connect to %s:%u refused", cfg->server_host,
+			 cfg->server_port);
+		break;
+	case CURLE_COULDNT_RESOLVE_HOST:
+		snprintf(c->message, sizeof(c->message),
+			 "conduit: cannot resolve %s", cfg->server_name ?
+			 cfg->server_name : cfg->server_host);
+		break;
+	case CURLE_OPERATION_TIMEDOUT:
+		c->status = CBB_GRPC_DEADLINE_EXCEEDED;
+		snprintf(c->message, sizeof(c->message),
+			 "conduit: %s timed out after %u ms", c->method, tmo);
+		break;
+	case CURLE_PEER_FAILED_VERIFICATION:
+#if LIBCURL_VERSION_NUM < 0x073e00
+	case CURLE_SSL_CACERT:
+#endif
+		snprintf(c->message, sizeof(c->message),
+			 "conduit: TLS: certificate verify failed (%s)", detail);
+		break;
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CRL_BADFILE:
+		c->status = CBB_GRPC_FAILED_PRECONDITION;
+		c->transport = false; /* local configuration: do not retry */
+		snprintf(c->message, sizeof(c->message),
+			 "conduit: TLS: bad certificate configuration (%s)",
+			 detail);
+		break;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+		/*
+		 * With TLS 1.3 a refused client certificate is only seen
+		 * after the handshake, as a reset stream or connection.
+		 */
+		snprintf(c->message, sizeof(c->message),
+			 "conduit: connection with %s:%u failed (%s); if this "
+			 "persists, check ClientCert/ClientKey", cfg->server_host,
+			 cfg->server_port, detail);
+		break;
+	default:
+		snprintf(c->message, sizeof(c->message), "conduit: %s: %s "
+			 "(curl error %d)", c->method, detail, c->curl_rc);
+		break;
+	}
+	one_line(c->message);
+}
+
+/* Decide how a finished call went. */
+static void finish(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
+{
+	long ver = 0;
+
+	c->transport = false;
+	if (c->too_big) {
+		c->status = CBB_GRPC_RESOURCE_EXHAUSTED;
+		snprintf(c->message, sizeof(c->message), "conduit: %s reply "
+			 "larger than %zu bytes", c->method, CBB_MAX_REPLY);
+		return;
+	}
+	if (c->bad_frame) {
+		c->status = CBB_GRPC_INTERNAL;
+		snprintf(c->message, sizeof(c->message), "conduit: %s reply is "
+			 "not one uncompressed message", c->method);
+		return;
+	}
+	if (c->curl_rc != CURLE_OK) {
+		transport_error(g, c, tmo);
+		return;
+	}
+	curl_easy_getinfo(c->easy, CURLINFO_HTTP_VERSION, &ver);
+	if (ver != CURL_HTTP_VERSION_2_0) {
+		c->status = CBB_GRPC_UNAVAILABLE;
+		snprintf(c->message, sizeof(c->message), "conduit: %s:%u did "
+			 "not speak HTTP/2", g->cfg->server_host,
+			 g->cfg->server_port);
+		return;
+	}
+	if (c->http_status != 200) {
+		c->status = c->http_status == 503 || c->http_status == 502 ||
+					    c->http_status == 504 ?
+				    CBB_GRPC_UNAVAILABLE : CBB_GRPC_UNKNOWN;
+		c->transport = c->status == CBB_GRPC_UNAVAILABLE;
+		snprintf(c->message, sizeof(c->message), "conduit: HTTP %d "
+			 "from %s:%u", c->http_status, g->cfg->server_host,
+			 g->cfg->server_port);
+		return;
+	}
+	if (!c->grpc_ct) {
+		c->status = CBB_GRPC_UNKNOWN;
+		snprintf(c->message, sizeof(c->message), "conduit: reply is not "
+			 "gRPC (unexpected content-type)");
+		return;
+	}
+	if (!c->have_status) {
+		/* libcurl 7.88 loses trailers on GOAWAY: maybe not done */
+		c->status = CBB_GRPC_UNAVAILABLE;
+		c->transport = true;
+		snprintf(c->message, sizeof(c->message), "conduit: %s reply "
+			 "without grpc-status", c->method);
+		return;
+	}
+	if (c->status != CBB_GRPC_OK) {
+		static const char head[] = "conduit: server said: ";
+		char said[CBB_ERR_MAX];
+		size_t n;
+
+		memcpy(said, c->message, sizeof(said));
+		if (!said[0])
+			strcpy(said, "(no message)");
+		n = strlen(said);
+		if (n > sizeof(c->message) - sizeof(head))
+			n = sizeof(c->message) - sizeof(head);
+		memcpy(c->message, head, sizeof(head) - 1);
+		memcpy(c->message + sizeof(head) - 1, said, n);
+		c->message[sizeof(head) - 1 + n] = '\0';
+		return;
+	}
+	if (c->got < 5 || c->resp_len != c->expect) {
+		c->status = CBB_GRPC_INTERNAL;
+		snprintf(c->message, sizeof(c->message), "conduit: truncated "
+			 "%s reply", c->method);
+		return;
+	}
+	c->message[0] = '\0';
+}
+
+static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
+		       unsigned tmo, bool fresh)
+{
+	CURLM *m = g->multi;
+	uint64_t end = now_ms() + tmo + 200;
+	size_t i, added = 0, failed = 0;
+	int running = 0, left;
+	CURLMsg *msg;
+
+	for (i = 0; i < n; i++) {
+		cbb_rpc_t *c = calls[i];
+
+		if (setup_call(g, c, tmo, fresh) < 0 ||
+		    curl_multi_add_handle(m, c->easy) != CURLM_OK) {
+			c->status = CBB_GRPC_RESOURCE_EXHAUSTED;
+			snprintf(c->message, sizeof(c->message),
+				 "conduit: cannot set up %s (out of memory?)",
+				 c->method);
+			if (c->easy) {
+				curl_easy_cleanup(c->easy);
+				c->easy = NULL;
+			}
+			continue;
+		}
+		c->curl_rc = -1; /* not finished */
+		g->calls++;
+		added++;
+	}
+	while (added) {
+		if (curl_multi_perform(m, &running) != CURLM_OK)
+			break;
+		while ((msg = curl_multi_info_read(m, &left))) {
+			cbb_rpc_t *c = NULL;
+			long nc = 0;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+					  (char **)&c);
+			curl_easy_getinfo(msg->easy_handle,
+					  CURLINFO_NUM_CONNECTS, &nc);
+			g->connects += (unsigned)nc;
+			c->curl_rc = msg->data.result;
+			curl_multi_remove_handle(m, c->easy);
+			finish(g, c, tmo);
+			added--;
+		}
+		if (!added || now_ms() > end)
+			break;
+		curl_multi_poll(m, NULL, 0, 100, NULL);
+	}
+	for (i = 0; i < n; i++) {
+		cbb_rpc_t *c = calls[i];
+
+		if (c->easy && c->curl_rc == -1) { /* the backstop fired */
+			curl_multi_remove_handle(m, c->easy);
+			c->curl_rc = CURLE_OPERATION_TIMEDOUT;
+			finish(g, c, tmo);
+		}
+		if (c->easy) {
+			curl_easy_cleanup(c->easy);
+			c->easy = NULL;
+		}
+		curl_slist_free_all(c->headers);
+		c->headers = NULL;
+		free(c->framed);
+		c->framed = NULL;
+		failed += c->status != CBB_GRPC_OK;
+	}
+	return failed;
+}
+
+size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
+		    unsigned deadline_ms)
+{
+	cbb_rpc_t **again;
+	size_t failed, i, k = 0;
+	unsigned tmo = deadline_ms ? deadline_ms : g->cfg->request_timeout_ms;
+
+	if (n == 0)
+		return 0;
+	failed = run_once(g, calls, n, tmo, false);
+	if (!failed)
+		return 0;
+	/* One retry, on a fresh connection, of what is safe to repeat. */
+	again = malloc(n * sizeof(*again));
+	if (!again)
+		return failed;
+	for (i = 0; i < n; i++)
+		if (calls[i]->status != CBB_GRPC_OK && calls[i]->transport &&
+		    calls[i]->idempotent)
+			again[k++] = calls[i];
+	if (k)
+		failed = failed - k + run_once(g, again, k, tmo, true);
+	free(again);
+	return failed;
+}

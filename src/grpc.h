@@ -1,0 +1,96 @@
+/*
+ * grpc.h - unary gRPC calls over HTTP/2 + TLS with libcurl.
+ *
+ * One cbb_grpc_t is one hook's connection to the Conduit server: every
+ * call made through it is multiplexed on a single HTTP/2 connection
+ * (curl_multi, PIPEWAIT, one connection per host).  Nothing outlives
+ * cbb_grpc_close(): no handle, buffer or descriptor.
+ *
+ * Every call carries a deadline twice: the grpc-timeout header lets the
+ * server give up, and a local libcurl timeout covers a dead server and
+ * libcurl 7.88's HTTP/2 stalls.  A reply is a success only with HTTP 200,
+ * a gRPC content type, exactly one uncompressed message within the size
+ * cap, and grpc-status 0 (from trailers or a Trailers-Only reply).
+ */
+#ifndef CBB_GRPC_H
+#define CBB_GRPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+
+/* grpc status codes used here */
+enum {
+	CBB_GRPC_OK = 0,
+	CBB_GRPC_UNKNOWN = 2,
+	CBB_GRPC_DEADLINE_EXCEEDED = 4,
+	CBB_GRPC_RESOURCE_EXHAUSTED = 8,
+	CBB_GRPC_FAILED_PRECONDITION = 9,
+	CBB_GRPC_UNIMPLEMENTED = 12,
+	CBB_GRPC_INTERNAL = 13,
+	CBB_GRPC_UNAVAILABLE = 14,
+};
+
+typedef struct cbb_rpc cbb_rpc_t;
+
+typedef struct {
+	void *multi;        /* CURLM */
+	char base_url[320]; /* https://host:port */
+	char resolve[320];  /* "host:port:addr" when ServerName differs */
+	void *resolve_list; /* that entry as a curl_slist */
+	const cbb_config_t *cfg;
+	unsigned calls;     /* RPCs attempted, retries included */
+	unsigned connects;  /* new connections opened */
+} cbb_grpc_t;
+
+struct cbb_rpc {
+	/* in */
+	const char *method;     /* e.g. "Query" */
+	const uint8_t *req;     /* serialized request message */
+	size_t req_len;
+	bool idempotent;        /* safe to repeat after a transport error */
+	/* out */
+	int status;             /* gRPC status; CBB_GRPC_UNAVAILABLE etc. */
+	bool transport;         /* failed below gRPC: the server may not
+				   have seen the call */
+	char message[CBB_ERR_MAX]; /* one line, for people */
+	uint8_t *resp;          /* the reply message (malloc'd) */
+	size_t resp_len;
+	/* private */
+	void *easy;
+	void *headers;
+	uint8_t *framed;
+	size_t expect;          /* message length from the frame prefix */
+	size_t got;             /* body bytes received */
+	uint8_t prefix[5];
+	int http_status;
+	bool in_trailers, grpc_ct, have_status, too_big, bad_frame;
+	char curl_err[256];
+	int curl_rc;
+};
+
+/* Once per process, thread-safe: curl_global_init. */
+int cbb_grpc_global_init(cbb_err_t *err);
+
+int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, cbb_err_t *err);
+void cbb_grpc_close(cbb_grpc_t *g);
+
+/*
+ * Run the calls concurrently and wait for all of them, at most
+ * `deadline_ms` (0: RequestTimeout).  Calls that failed in transport and
+ * are idempotent are retried once on a fresh connection.  Each call's
+ * status/message/resp says how it went; returns the number that failed.
+ */
+size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
+		    unsigned deadline_ms);
+
+/* Free a call's reply and private state (the call struct stays). */
+void cbb_rpc_reset(cbb_rpc_t *c);
+
+/* Decode grpc-message percent escapes in place (lenient). */
+void cbb_grpc_percent_decode(char *s);
+
+#endif

@@ -1,0 +1,399 @@
+/*
+ * hooks_stage.c - the burst-buffer hooks Slurm runs in a separate,
+ * short-lived process (setup ... get_status), and `paths`, which runs
+ * inside slurmctld and so does no network I/O.
+ *
+ * The stage hooks read a script whose % symbols Slurm has already
+ * replaced, so they parse without expanding; job_process and paths see
+ * the user's own script and expand.
+ */
+#include "hooks_stage.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobstate.h"
+#include "key.h"
+#include "luahost.h"
+#include "stage.h"
+#include "statefile.h"
+#include "status.h"
+
+#define CBB_STATUS_TIMEOUT_MS 5000   /* get_status blocks slurmctld */
+#define CBB_SCONTROL_TIMEOUT_MS 10000
+
+static const char *arg_str(lua_State *L, int i)
+{
+	return lua_type(L, i) == LUA_TSTRING ? lua_tostring(L, i) : NULL;
+}
+
+/* Finish a hook: flush queued logs, free C state, push the result. */
+static int done(lua_State *L, cbb_call_t *c, int rc, const char *msg)
+{
+	char copy[CBB_ERR_MAX];
+
+	snprintf(copy, sizeof(copy), "%s", msg ? msg : "");
+	cbb_call_flush_logs(L, c);
+	cbb_call_done(c);
+	return cbb_push_result(L, rc, msg ? copy : NULL, strlen(copy));
+}
+
+/*
+ * Common start of data_in/test_data_in/data_out/test_data_out:
+ * (job_id, job_script, uid, gid, job_info).  Leaves a parsed plan, an
+ * open connection and a job context.
+ */
+static int stage_prepare(lua_State *L, cbb_call_t *c, cbb_job_ctx_t *j,
+			 cbb_err_t *err)
+{
+	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 3);
+	cbb_parse_opts_t o;
+
+	if (job_id < 0 || uid < 0)
+		return cbb_err(err, "conduit_bb: bad job id or uid argument");
+	if (cbb_config_load(&c->cfg, NULL, err) < 0 ||
+	    cbb_call_read_script(c, arg_str(L, 2), err) < 0)
+		return -1;
+	if (cbb_call_job(L, c, 5, (unsigned long)uid) < 0 ||
+	    cbb_call_cluster(L, c, 5) < 0)
+		return cbb_err(err, "conduit_bb: out of memory");
+	c->job.job_id = (uint32_t)job_id;
+	o.cfg = &c->cfg;
+	o.job = &c->job;
+	o.expand = false; /* Slurm already replaced the % symbols */
+	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, err) < 0)
+		return -1;
+	cbb_lines_apply(&c->cfg, c->cluster, c->job.job_id, &c->plan);
+	if (cbb_grpc_open(&c->grpc, &c->cfg, err) < 0)
+		return -1;
+	cbb_job_ctx_init(j, &c->cfg, &c->grpc, c->cluster, c->job.job_id,
+			 c->restart, (uint32_t)uid);
+	j->log = cbb_call_queue_log;
+	j->log_ud = c;
+	return 0;
+}
+
+static int data_hook(lua_State *L, cbb_stage_t stage)
+{
+	cbb_call_t *c = cbb_call_new(L);
+	cbb_job_ctx_t j;
+	cbb_err_t err;
+	int rc;
+
+	cbb_err_clear(&err);
+	rc = stage_prepare(L, c, &j, &err);
+	if (rc == 0)
+		rc = cbb_stage_start(&j, &c->plan, stage, &err);
+	if (rc < 0)
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+	return done(L, c, rc, rc < 0 ? err.msg : NULL);
+}
+
+static int test_hook(lua_State *L, cbb_stage_t stage)
+{
+	cbb_call_t *c = cbb_call_new(L);
+	cbb_job_ctx_t j;
+	cbb_err_t err;
+	int rc;
+
+	cbb_err_clear(&err);
+	if (stage_prepare(L, c, &j, &err) < 0) {
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+		return done(L, c, -1, err.msg);
+	}
+	rc = cbb_stage_poll(&j, &c->plan, stage, &err);
+	if (rc == CBB_POLL_BUSY)
+		return done(L, c, 0, "BUSY"); /* slurm.SLURM_BB_BUSY */
+	if (rc == CBB_POLL_FAILED) {
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+		return done(L, c, -1, err.msg);
+	}
+	return done(L, c, 0, NULL);
+}
+
+/* slurm_bb_data_in(job_id, job_script, uid, gid, job_info) */
+static int l_data_in(lua_State *L)
+{
+	return data_hook(L, CBB_STAGE_IN);
+}
+
+static int l_data_out(lua_State *L)
+{
+	return data_hook(L, CBB_STAGE_OUT);
+}
+
+static int l_test_data_in(lua_State *L)
+{
+	return test_hook(L, CBB_STAGE_IN);
+}
+
+static int l_test_data_out(lua_State *L)
+{
+	return test_hook(L, CBB_STAGE_OUT);
+}
+
+/*
+ * setup, real_size, pre_run and post_run: conduit_bb reserves no space
+ * and has nothing to do between the stages, so they succeed at once.
+ */
+static int l_nothing_to_do(lua_State *L)
+{
+	return cbb_push_result(L, 0, NULL, 0);
+}
+
+/*
+ * slurm_bb_job_teardown(job_id, job_script, hurry, uid, gid)
+ *
+ * Slurm passes hurry=true for a cancelled job, but also after a
+ * slurmctld restart or reconfigure during stage-in, when it then runs
+ * stage-in again: aborting then would transfer everything twice (and
+ * break a half-done mv).  So with hurry the job's state is asked from
+ * Slurm, and transfers are aborted only when the job is over or gone (or
+ * its state cannot be learnt).  Without hurry nothing is aborted and
+ * nothing is waited for.
+ */
+static int l_job_teardown(lua_State *L)
+{
+	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
+	const char *hurry = arg_str(L, 3);
+	cbb_call_t *c = cbb_call_new(L);
+	cbb_job_ctx_t j;
+	cbb_jobstate_t js;
+	char state[64];
+	cbb_err_t err;
+	bool abort_active;
+	int rc;
+
+	cbb_err_clear(&err);
+	if (job_id < 0 || uid < 0) {
+		cbb_err(&err, "conduit_bb: bad job id or uid argument");
+		return done(L, c, -1, err.msg);
+	}
+	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
+	    cbb_call_cluster(L, c, 0) < 0) {
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+		return done(L, c, -1, err.msg);
+	}
+	js = cbb_job_state(cbb_conf_scontrol(&c->cfg), (uint32_t)job_id,
+			   CBB_SCONTROL_TIMEOUT_MS, state, sizeof(state));
+	abort_active = hurry && !strcmp(hurry, "true") && js != CBB_JOB_ALIVE;
+	{
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "job %ld: teardown (hurry=%s, job "
+			 "state %s): %s", job_id, hurry ? hurry : "?",
+			 state[0] ? state : js == CBB_JOB_GONE ? "gone" :
+					    "unknown",
+			 abort_active ? "aborting active transfers" :
+					"leaving transfers alone");
+		cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
+	}
+	if (cbb_grpc_open(&c->grpc, &c->cfg, &err) < 0) {
+		rc = -1;
+	} else {
+		cbb_job_ctx_init(&j, &c->cfg, &c->grpc, c->cluster,
+				 (uint32_t)job_id, 0, (uint32_t)uid);
+		j.log = cbb_call_queue_log;
+		j.log_ud = c;
+		rc = cbb_stage_teardown(&j, abort_active, &err);
+	}
+	if (rc == 0 && (js == CBB_JOB_OVER || js == CBB_JOB_GONE))
+		cbb_state_forget(&c->cfg, c->cluster, (uint32_t)job_id);
+	if (rc < 0 && !abort_active) {
+		/* nothing needed doing: do not make Slurm retry */
+		cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
+		rc = 0;
+	}
+	if (rc < 0)
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+	return done(L, c, rc, rc < 0 ? err.msg : NULL);
+}
+
+static const char status_usage[] =
+	"usage: scontrol show bbstat conduit JOBID [--json]\n"
+	"Shows the Conduit transfers of a job's staging directives; users "
+	"see their own jobs, root sees every job.\n";
+
+/* slurm_bb_get_status(uid, gid, "conduit", JOBID [, "--json"]) */
+static int l_get_status(lua_State *L)
+{
+	int top = lua_gettop(L), i;
+	long caller = cbb_arg_id(L, 1), job_id = -1;
+	bool json = false, bad = false;
+	const char *what = arg_str(L, 3);
+	cbb_call_t *c;
+	cbb_err_t err;
+	bool transport;
+	char rx[CBB_KEY_MAX], user[24];
+
+	for (i = 4; i <= top; i++) {
+		const char *a = arg_str(L, i);
+
+		if (a && !strcmp(a, "--json"))
+			json = true;
+		else if (a && job_id < 0 && (job_id = cbb_arg_id(L, i)) >= 0)
+			continue;
+		else
+			bad = true;
+	}
+	if (caller < 0 || !what || strcmp(what, "conduit") || job_id < 0 || bad)
+		return cbb_push_result(L, 0, status_usage, strlen(status_usage));
+
+	c = cbb_call_new(L);
+	cbb_err_clear(&err);
+	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
+	    cbb_call_cluster(L, c, 0) < 0)
+		return done(L, c, -1, err.msg);
+	/* bbstat holds slurmctld's burst-buffer lock: answer quickly */
+	if (c->cfg.request_timeout_ms > CBB_STATUS_TIMEOUT_MS)
+		c->cfg.request_timeout_ms = CBB_STATUS_TIMEOUT_MS;
+	/* the caller's own transfers; root sees everyone's */
+	snprintf(user, sizeof(user), "%ld", caller);
+	cbb_key_job_regex(rx, sizeof(rx), c->cluster, (uint32_t)job_id, -1);
+	if (cbb_grpc_open(&c->grpc, &c->cfg, &err) < 0 ||
+	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
+			      &c->transfers, &transport, &err) < 0) {
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+		return done(L, c, -1, err.msg);
+	}
+	if (cbb_status_render(&c->transfers, (uint32_t)job_id, json,
+			      &c->out) < 0) {
+		cbb_err(&err, "conduit_bb: out of memory");
+		return done(L, c, -1, err.msg);
+	}
+	cbb_call_flush_logs(L, c);
+	lua_pushinteger(L, 0);
+	lua_pushlstring(L, c->out.data ? c->out.data : "", c->out.len);
+	cbb_call_done(c);
+	return 2;
+}
+
+/* The directives of one stage as compact JSON for the job's environment. */
+static char *stage_json(const cbb_plan_t *p, cbb_stage_t st, size_t *count)
+{
+	json_t *arr = json_array();
+	size_t i, k;
+	char *s;
+
+	*count = 0;
+	if (!arr)
+		return NULL;
+	for (i = 0; i < p->n; i++) {
+		const cbb_directive_t *d = &p->v[i];
+		json_t *o, *src;
+
+		if (d->stage != st)
+			continue;
+		o = json_object();
+		src = json_array();
+		for (k = 0; k < d->nsources; k++)
+			json_array_append_new(src, json_string(d->sources[k]));
+		json_object_set_new(o, "line", json_integer(d->line));
+		json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
+		json_object_set_new(o, "recursive", json_boolean(d->recursive));
+		json_object_set_new(o, "sources", src);
+		json_object_set_new(o, "destination", json_string(d->destination));
+		json_array_append_new(arr, o);
+		(*count)++;
+	}
+	s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(arr);
+	return s;
+}
+
+/*
+ * slurm_bb_paths(job_id, job_script, path_file, uid, gid, job_info)
+ * Runs inside slurmctld: local work only.  Writes NAME=value lines that
+ * Slurm adds to the job's environment (docs/user.md lists them).
+ */
+static int l_paths(lua_State *L)
+{
+	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
+	const char *path_file = arg_str(L, 3);
+	cbb_call_t *c = cbb_call_new(L);
+	cbb_parse_opts_t o;
+	cbb_err_t err;
+	char key[CBB_KEY_MAX], safe[CBB_CLUSTER_MAX], *in = NULL, *out = NULL;
+	size_t nin, nout;
+	int fd, rc = -1;
+
+	cbb_err_clear(&err);
+	if (job_id < 0 || uid < 0 || !path_file) {
+		cbb_err(&err, "conduit_bb: paths needs job id, path file and uid");
+		return done(L, c, -1, err.msg);
+	}
+	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
+	    cbb_call_read_script(c, arg_str(L, 2), &err) < 0)
+		goto out;
+	if (cbb_call_job(L, c, 6, (unsigned long)uid) < 0 ||
+	    cbb_call_cluster(L, c, 6) < 0) {
+		cbb_err(&err, "conduit_bb: out of memory");
+		goto out;
+	}
+	c->job.job_id = (uint32_t)job_id;
+	o.cfg = &c->cfg;
+	o.job = &c->job;
+	o.expand = true; /* paths gets the plain script */
+	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, &err) < 0)
+		goto out;
+	in = stage_json(&c->plan, CBB_STAGE_IN, &nin);
+	out = stage_json(&c->plan, CBB_STAGE_OUT, &nout);
+	cbb_key_cluster(safe, c->cluster);
+	snprintf(key, sizeof(key), "SLURMJOB:%ld,CLUSTER:%s,RESTART:%u,",
+		 job_id, safe, c->restart);
+	if (!in || !out ||
+	    cbb_buf_printf(&c->out, "CONDUIT_BB_KEY=%s\n"
+			   "CONDUIT_BB_STAGE_IN_COUNT=%zu\n"
+			   "CONDUIT_BB_STAGE_OUT_COUNT=%zu\n"
+			   "CONDUIT_BB_STAGE_IN=%s\n"
+			   "CONDUIT_BB_STAGE_OUT=%s\n", key, nin, nout, in,
+			   out) < 0) {
+		cbb_err(&err, "conduit_bb: out of memory");
+		goto out;
+	}
+	fd = open(path_file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || write(fd, c->out.data, c->out.len) != (ssize_t)c->out.len) {
+		cbb_err(&err, "conduit_bb: cannot write %s: %s", path_file,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	rc = 0;
+out:
+	free(in);
+	free(out);
+	if (rc < 0)
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+	return done(L, c, rc, rc < 0 ? err.msg : NULL);
+}
+
+void cbb_register_stage_hooks(lua_State *L)
+{
+	static const luaL_Reg hooks[] = {
+		{ "slurm_bb_setup", l_nothing_to_do },
+		{ "slurm_bb_data_in", l_data_in },
+		{ "slurm_bb_test_data_in", l_test_data_in },
+		{ "slurm_bb_real_size", l_nothing_to_do },
+		{ "slurm_bb_paths", l_paths },
+		{ "slurm_bb_pre_run", l_nothing_to_do },
+		{ "slurm_bb_post_run", l_nothing_to_do },
+		{ "slurm_bb_data_out", l_data_out },
+		{ "slurm_bb_test_data_out", l_test_data_out },
+		{ "slurm_bb_job_teardown", l_job_teardown },
+		{ "slurm_bb_get_status", l_get_status },
+		{ NULL, NULL },
+	};
+	const luaL_Reg *h;
+
+	for (h = hooks; h->name; h++) {
+		lua_pushcfunction(L, h->func);
+		lua_setglobal(L, h->name);
+	}
+}

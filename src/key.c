@@ -1,0 +1,110 @@
+/* key.c - see key.h */
+#include "key.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const type_names[] = {
+	"CONDUIT_PRE", "CONDUIT_POST", "CONDUIT_VALIDATE",
+};
+
+void cbb_key_cluster(char *dst, const char *cluster)
+{
+	size_t i;
+
+	if (!cluster || !cluster[0])
+		cluster = "cluster";
+	for (i = 0; cluster[i] && i < CBB_CLUSTER_MAX - 1; i++) {
+		char c = cluster[i];
+
+		dst[i] = (isalnum((unsigned char)c) || c == '_' || c == '.' ||
+			  c == '-') ? c : '_';
+	}
+	dst[i] = '\0';
+}
+
+void cbb_key_format(char *buf, size_t size, const cbb_key_t *k)
+{
+	snprintf(buf, size,
+		 "SLURMJOB:%u,CLUSTER:%s,RESTART:%u,SLURMINDEX:%u,"
+		 "SLURMTYPE:%s,LINE:%u", k->job_id, k->cluster, k->restart,
+		 k->index, type_names[k->type], k->line);
+}
+
+/* Read "<name>:<digits>," at *p. */
+static bool field_u32(const char **p, const char *name, uint32_t *out,
+		      char end)
+{
+	size_t n = strlen(name);
+	unsigned long v;
+	char *e;
+
+	if (strncmp(*p, name, n) || (*p)[n] != ':' ||
+	    !isdigit((unsigned char)(*p)[n + 1]))
+		return false;
+	v = strtoul(*p + n + 1, &e, 10);
+	if (*e != end || v > 0xffffffffUL)
+		return false;
+	*out = (uint32_t)v;
+	*p = end ? e + 1 : e;
+	return true;
+}
+
+bool cbb_key_parse(const char *comment, cbb_key_t *k)
+{
+	const char *p = comment, *comma;
+	size_t n;
+	int t;
+
+	memset(k, 0, sizeof(*k));
+	if (!field_u32(&p, "SLURMJOB", &k->job_id, ','))
+		return false;
+	if (strncmp(p, "CLUSTER:", 8))
+		return false;
+	p += 8;
+	comma = strchr(p, ',');
+	if (!comma || (n = (size_t)(comma - p)) >= CBB_CLUSTER_MAX)
+		return false;
+	memcpy(k->cluster, p, n);
+	k->cluster[n] = '\0';
+	p = comma + 1;
+	if (!field_u32(&p, "RESTART", &k->restart, ',') ||
+	    !field_u32(&p, "SLURMINDEX", &k->index, ','))
+		return false;
+	if (strncmp(p, "SLURMTYPE:", 10))
+		return false;
+	p += 10;
+	for (t = 0; t < 3; t++) {
+		n = strlen(type_names[t]);
+		if (!strncmp(p, type_names[t], n) && p[n] == ',') {
+			k->type = (cbb_key_type_t)t;
+			p += n + 1;
+			break;
+		}
+	}
+	if (t == 3)
+		return false;
+	return field_u32(&p, "LINE", &k->line, '\0') && *p == '\0';
+}
+
+void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
+		       uint32_t job_id, long restart)
+{
+	char safe[CBB_CLUSTER_MAX], esc[CBB_CLUSTER_MAX * 2];
+	size_t i, o = 0;
+
+	cbb_key_cluster(safe, cluster);
+	for (i = 0; safe[i]; i++) {
+		if (safe[i] == '.' || safe[i] == '-')
+			esc[o++] = '\\'; /* valid in RE2 and Python re */
+		esc[o++] = safe[i];
+	}
+	esc[o] = '\0';
+	if (restart < 0)
+		snprintf(buf, size, "^SLURMJOB:%u,CLUSTER:%s,", job_id, esc);
+	else
+		snprintf(buf, size, "^SLURMJOB:%u,CLUSTER:%s,RESTART:%ld,",
+			 job_id, esc, restart);
+}

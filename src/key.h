@@ -1,0 +1,52 @@
+/*
+ * key.h - the Conduit comment that ties a transfer to a Slurm job.
+ *
+ *   SLURMJOB:<job>,CLUSTER:<cluster>,RESTART:<n>,SLURMINDEX:<i>,
+ *   SLURMTYPE:CONDUIT_PRE|CONDUIT_POST|CONDUIT_VALIDATE,LINE:<line>
+ *
+ * It starts with "SLURMJOB:<job>," so `conduit status 'SLURMJOB:10,'`
+ * finds a job's transfers as documented; the cluster name and Slurm's
+ * restart count make it unambiguous across clusters and requeues.  This
+ * is the only place that builds or reads it.
+ */
+#ifndef CBB_KEY_H
+#define CBB_KEY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CBB_KEY_MAX 192
+#define CBB_CLUSTER_MAX 64
+
+typedef enum {
+	CBB_KEY_PRE = 0,
+	CBB_KEY_POST = 1,
+	CBB_KEY_VALIDATE = 2,
+} cbb_key_type_t;
+
+typedef struct {
+	uint32_t job_id;
+	char cluster[CBB_CLUSTER_MAX];
+	uint32_t restart;
+	uint32_t index;
+	cbb_key_type_t type;
+	uint32_t line;
+} cbb_key_t;
+
+/* Copy a cluster name, mapping anything but [A-Za-z0-9_.-] to '_'. */
+void cbb_key_cluster(char *dst, const char *cluster);
+
+void cbb_key_format(char *buf, size_t size, const cbb_key_t *k);
+
+/* Parse a comment; false when it is not one of ours. */
+bool cbb_key_parse(const char *comment, cbb_key_t *k);
+
+/*
+ * Anchored regex for a job's transfers: every restart when
+ * restart < 0, else one restart.
+ */
+void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
+		       uint32_t job_id, long restart);
+
+#endif

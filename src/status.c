@@ -1,0 +1,181 @@
+/* status.c - see status.h */
+#include "status.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "key.h"
+#include "stage.h"
+
+typedef struct {
+	cbb_key_t key;
+	const cbb_transfer_t *t;
+	unsigned attempts;
+} row_t;
+
+static int by_dir_index(const void *a, const void *b)
+{
+	const row_t *x = a, *y = b;
+
+	if (x->key.type != y->key.type)
+		return (int)x->key.type - (int)y->key.type;
+	return (x->key.index > y->key.index) - (x->key.index < y->key.index);
+}
+
+/* One row per (direction, index) of the newest restart. */
+static size_t collect(const cbb_transfers_t *t, row_t *rows, long *restart)
+{
+	size_t i, k, n = 0;
+
+	*restart = -1;
+	for (i = 0; i < t->n; i++) {
+		cbb_key_t key;
+
+		if (!t->v[i].validation_only &&
+		    cbb_key_parse(t->v[i].comment, &key) &&
+		    key.type != CBB_KEY_VALIDATE && (long)key.restart > *restart)
+			*restart = (long)key.restart;
+	}
+	for (i = 0; i < t->n; i++) {
+		cbb_key_t key;
+
+		if (t->v[i].validation_only ||
+		    !cbb_key_parse(t->v[i].comment, &key) ||
+		    key.type == CBB_KEY_VALIDATE || (long)key.restart != *restart)
+			continue;
+		for (k = 0; k < n; k++)
+			if (rows[k].key.type == key.type &&
+			    rows[k].key.index == key.index)
+				break;
+		if (k < n)
+			continue;
+		rows[n].t = cbb_pick(t, key.type, key.index, *restart,
+				     &rows[n].attempts);
+		if (!rows[n].t)
+			continue;
+		cbb_key_parse(rows[n].t->comment, &rows[n].key);
+		n++;
+	}
+	qsort(rows, n, sizeof(*rows), by_dir_index);
+	return n;
+}
+
+static void human(char *buf, size_t size, uint64_t v, const char *suffix)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
+					    "PiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu %s%s", (unsigned long long)v,
+			 unit[0], suffix);
+	else
+		snprintf(buf, size, "%.1f %s%s", d, unit[u], suffix);
+}
+
+static int render_json(const row_t *rows, size_t n, uint32_t job_id,
+		       long restart, cbb_buf_t *out)
+{
+	json_t *root = json_object(), *arr = json_array();
+	char *s;
+	size_t i;
+	int rc;
+
+	if (!root || !arr) {
+		json_decref(root);
+		json_decref(arr);
+		return -1;
+	}
+	json_object_set_new(root, "job_id", json_integer(job_id));
+	json_object_set_new(root, "restart", json_integer(restart < 0 ? 0 : restart));
+	for (i = 0; i < n; i++) {
+		const cbb_transfer_t *t = rows[i].t;
+		json_t *o = json_object();
+
+		json_object_set_new(o, "direction", json_string(
+			rows[i].key.type == CBB_KEY_PRE ? "in" : "out"));
+		json_object_set_new(o, "line", json_integer(rows[i].key.line));
+		json_object_set_new(o, "index", json_integer(rows[i].key.index));
+		json_object_set_new(o, "transfer_id", json_string(t->id));
+		json_object_set_new(o, "state", json_string(cbb_state_name(t->state)));
+		json_object_set_new(o, "error", json_string(cbb_error_name(t->error)));
+		json_object_set_new(o, "error_message", json_string(t->error_message));
+		json_object_set_new(o, "active", json_boolean(t->active));
+		json_object_set_new(o, "files", json_integer(t->files));
+		json_object_set_new(o, "directories", json_integer(t->dirs));
+		json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
+		json_object_set_new(o, "bytes_per_second", json_integer((json_int_t)t->rate));
+		json_object_set_new(o, "attempts", json_integer(rows[i].attempts));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(root, "transfers", arr);
+	s = json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(root);
+	if (!s)
+		return -1;
+	rc = cbb_buf_adds(out, s);
+	rc |= cbb_buf_addc(out, '\n');
+	free(s);
+	return rc;
+}
+
+int cbb_status_render(const cbb_transfers_t *t, uint32_t job_id, bool json,
+		      cbb_buf_t *out)
+{
+	row_t *rows = calloc(t->n ? t->n : 1, sizeof(*rows));
+	long restart;
+	size_t n, i;
+	int rc = 0;
+
+	if (!rows)
+		return -1;
+	n = collect(t, rows, &restart);
+	if (json) {
+		rc = render_json(rows, n, job_id, restart, out);
+		free(rows);
+		return rc;
+	}
+	if (n == 0) {
+		rc = cbb_buf_printf(out, "No Conduit transfers found for Slurm "
+				    "job %u\n", job_id);
+		free(rows);
+		return rc;
+	}
+	rc |= cbb_buf_printf(out, "%-4s %-5s %-27s %7s %11s %13s  %-36s  %s\n",
+			     "DIR", "LINE", "STATE", "FILES", "BYTES", "RATE",
+			     "TRANSFER_ID", "ERROR");
+	for (i = 0; i < n; i++) {
+		const cbb_transfer_t *x = rows[i].t;
+		char bytes[32], rate[40], err[160];
+
+		human(bytes, sizeof(bytes), x->bytes, "");
+		human(rate, sizeof(rate), x->rate, "/s");
+		if (x->error) {
+			size_t k;
+
+			snprintf(err, sizeof(err), "%s: %s",
+				 cbb_error_name(x->error), x->error_message);
+			for (k = 0; err[k]; k++)
+				if ((unsigned char)err[k] < 0x20)
+					err[k] = ' ';
+		} else {
+			err[0] = '\0';
+		}
+		rc |= cbb_buf_printf(out, "%-4s %-5u %-27s %7u %11s %13s  %-36s  %s\n",
+				     rows[i].key.type == CBB_KEY_PRE ? "in" : "out",
+				     rows[i].key.line, cbb_state_name(x->state),
+				     x->files, bytes, rate, x->id, err);
+	}
+	if (restart > 0)
+		rc |= cbb_buf_printf(out, "(attempt after %ld requeue%s)\n",
+				     restart, restart == 1 ? "" : "s");
+	free(rows);
+	return rc;
+}

@@ -1,0 +1,571 @@
+#!/usr/bin/python3
+"""A faithful Conduit test server (grpcio, Conduit's conduitapi.ConduitApi).
+
+What it reproduces (see docs/testing.md): mTLS with the client
+certificate's CN as identity (conduit-service/conduit-admin may act for a
+user given as uid or name, never root); the transfer state progression
+INIT ... VALIDATION_COMPLETE ... DATA_TRANSFERRING ... FINALIZED with
+progress fields; validation done as the user with Conduit's wording;
+real POSIX copies and moves performed as that user; the 4000-byte source
+cap on StartTransfer; identical-path refusal; regex Query on any field
+(OR/AND) scoped to the caller; StopTransfer (ABORT -> ABORTED); archiving;
+state that survives a restart.
+
+Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
+  step_ms            delay between states (default 20)
+  delay_ms           {"DATA_TRANSFERRING": 2000, ...} per state
+  fail_at            [{"state": "VALIDATING", "error": "ERROR_VALIDATION",
+                       "message": "...", "comment": "<regex>"}]
+  stall_ms           {"Query": 5000, ...} sleep before answering
+  unavailable        ["StartTransfer", ...] answer UNAVAILABLE
+  query_lag_ms       new transfers stay invisible to Query this long
+  max_source_bytes   default 4000
+Every RPC is appended to --log as one JSON line.
+"""
+import argparse
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import stat
+import sys
+import threading
+import time
+import uuid
+from concurrent import futures
+
+import grpc
+
+sys.path.insert(0, os.environ.get("CONDUIT_PB_DIR", "."))
+import conduit_pb2 as pb  # noqa: E402
+import conduit_pb2_grpc as pbg  # noqa: E402
+
+PRIVILEGED = ("conduit-service", "conduit-admin")
+ORDER = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+         26, 27, 28, 29, 100]
+QUERY_KEYS = ["TransferID", "Action", "Source", "Destination", "Leases", "User",
+              "StartTime", "EndTime", "CreatedTime", "State", "Error",
+              "ErrorMessage", "DataTransferred", "FilesTransferred",
+              "FilesChunks", "Bandwidth", "DirectoriesTransferred",
+              "SchedulerNodes.Validation", "SchedulerNodes.Setup",
+              "SchedulerNodes.Transfer", "SchedulerNodes.Teardown", "Active",
+              "Comment", "PausedState", "Expiry", "ArchiveState", "Warnings",
+              "DestInfo", "ValidationOnly", "PluginData", "PluginStatus",
+              "Priority"]
+
+
+class Fail(Exception):
+    """An application error: gRPC status UNKNOWN with this text."""
+
+
+def state_name(v):
+    return pb.TransferState.Name(v)
+
+
+def knob(table, st, default=None):
+    """A per-state knob, keyed "DATA_TRANSFERRING" or "TRANSFER_DATA_TRANSFERRING"."""
+    full = state_name(st)
+    short = full[len("TRANSFER_"):]
+    return table.get(full, table.get(short, default))
+
+
+def now():
+    return time.time()
+
+
+class Faults:
+    def __init__(self, path):
+        self.path = path
+
+    def get(self):
+        if not self.path or not os.path.exists(self.path):
+            return {}
+        try:
+            with open(self.path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+
+class Store:
+    """Transfers by id, persisted as JSON so a restart keeps them."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lock = threading.RLock()
+        self.t = {}
+        if path and os.path.exists(path):
+            with open(path) as f:
+                self.t = json.load(f)
+
+    def save(self):
+        if not self.path:
+            return
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.t, f)
+        os.replace(tmp, self.path)
+
+
+def as_user(uid, fn):
+    """Run fn() in a child process running as uid; return (ok, message)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        code, msg = 0, ""
+        try:
+            if os.getuid() == 0 and uid != 0:
+                try:
+                    gid = pwd.getpwuid(uid).pw_gid
+                except KeyError:
+                    gid = uid
+                os.setgroups([])
+                os.setgid(gid)
+                os.setuid(uid)
+            msg = fn() or ""
+        except Fail as e:
+            code, msg = 1, str(e)
+        except Exception as e:  # noqa: BLE001 - report anything as a failure
+            code, msg = 1, "%s: %s" % (type(e).__name__, e)
+        os.write(w, json.dumps({"code": code, "msg": msg}).encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        res = json.loads(data.decode())
+    except ValueError:
+        return False, "transfer process died"
+    return res["code"] == 0, res["msg"]
+
+
+def lstat_chain(kind, path):
+    """Conduit's nested message for a path that cannot be walked."""
+    parts = path.split("/")
+    cur = ""
+    for p in parts[1:]:
+        cur += "/" + p
+        try:
+            os.lstat(cur)
+        except OSError as e:
+            reason = "no such file or directory" if e.errno == 2 else "permission denied"
+            raise Fail("failed to get %s[%s] plugin: failed to get fs result for path[%s]: "
+                       "failed to walk path for symlinks: failed to lstat path[%s]: lstat %s: %s"
+                       % (kind, path, path, cur, cur, reason))
+
+
+def validate(t, uname):
+    """Checks the posix validation plugin makes, done as the user."""
+    srcs, dst = t["source"], t["destination"]
+    move = t["action"] in (1, 3)
+    for s in srcs:
+        if s == dst:
+            raise Fail("no source can match the destination: %s" % dst)
+    for s in srcs:
+        lstat_chain("source", s)
+        st = os.lstat(s)
+        need = os.R_OK | (os.X_OK if stat.S_ISDIR(st.st_mode) else 0)
+        if not os.access(s, need):
+            raise Fail("user[%s] does not have read permissions for source path[%s](%s): "
+                       "permission denied" % (uname, s, s))
+        if move:
+            parent = os.path.dirname(s.rstrip("/")) or "/"
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise Fail("user[%s] does not have write/search permissions for source parent "
+                           "path[%s] for source[%s](%s): permission denied"
+                           % (uname, parent, s, s))
+    d = dst.rstrip("/") or "/"
+    if os.path.isdir(d):
+        target_dir = d
+    else:
+        if len(srcs) > 1 or dst.endswith("/"):
+            raise Fail("destination must exist and be a directory if multiple sources are "
+                       "specified")
+        target_dir = os.path.dirname(d) or "/"
+        lstat_chain("destination", target_dir)
+    if not os.access(target_dir, os.W_OK | os.X_OK):
+        raise Fail("user[%s] does not have write permissions for dest parent path[%s]: "
+                   "permission denied" % (uname, target_dir))
+    return ""
+
+
+def tree_size(p):
+    files = dirs = size = 0
+    if os.path.isdir(p) and not os.path.islink(p):
+        for root, ds, fs in os.walk(p):
+            dirs += 1
+            for f in fs:
+                files += 1
+                size += os.lstat(os.path.join(root, f)).st_size
+    else:
+        files, size = 1, os.lstat(p).st_size
+    return files, dirs, size
+
+
+def copy_data(t):
+    """The data stage: copy every source (a move deletes at teardown)."""
+    dst = t["destination"]
+    d = dst.rstrip("/") or "/"
+    into = os.path.isdir(d)
+    recursive = t["action"] in (2, 3)
+    files = dirs = size = 0
+    for s in t["source"]:
+        target = os.path.join(d, os.path.basename(s.rstrip("/"))) if into else d
+        if os.path.isdir(s) and not os.path.islink(s):
+            if not recursive:
+                continue  # like Conduit's posix plugin: silently skipped
+            shutil.copytree(s, target, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(s, target, follow_symlinks=False)
+        f, dd, z = tree_size(s)
+        files, dirs, size = files + f, dirs + dd, size + z
+    return json.dumps({"files": files, "dirs": dirs, "bytes": size})
+
+
+def remove_sources(t):
+    for s in t["source"]:
+        if os.path.isdir(s) and not os.path.islink(s):
+            shutil.rmtree(s)
+        else:
+            os.unlink(s)
+    return ""
+
+
+class Server(pbg.ConduitApiServicer):
+    def __init__(self, store, faults, log_path, users):
+        self.store = store
+        self.faults = faults
+        self.log_path = log_path
+        self.users = users
+        self.log_lock = threading.Lock()
+
+    # ---- bookkeeping ----------------------------------------------------
+    def log(self, method, cn, **kw):
+        rec = {"t": round(now(), 3), "method": method, "cn": cn}
+        rec.update(kw)
+        with self.log_lock, open(self.log_path, "a") as f:
+            f.write(json.dumps(rec) + "\n")
+
+    def identity(self, context):
+        names = context.auth_context().get("x509_common_name") or []
+        if not names:
+            raise Fail("neither TLS client certs nor kerberos creds were provided in the request")
+        cn = names[0].decode()
+        if cn == "root":
+            raise Fail("user root is not allowed to use conduit")
+        return cn
+
+    def resolve_user(self, cn, requested, need):
+        """-> (name, uid, privileged_all)."""
+        if cn not in PRIVILEGED:
+            return cn, self.uid_of(cn), False
+        if requested == "":
+            if need:
+                raise Fail("no user provided in request")
+            return "", None, True
+        if requested in ("root", "0"):
+            raise Fail("user root is not allowed to use conduit")
+        if requested.isdigit():
+            uid = int(requested)
+            name = self.users.get(requested)
+            if name is None:
+                try:
+                    name = pwd.getpwuid(uid).pw_name
+                except KeyError:
+                    raise Fail("error getting user from request: user: unknown userid %s"
+                               % requested)
+            return name, uid, False
+        return requested, self.uid_of(requested), False
+
+    def uid_of(self, name):
+        for k, v in self.users.items():
+            if v == name:
+                return int(k)
+        try:
+            return pwd.getpwnam(name).pw_uid
+        except KeyError:
+            return None
+
+    def faulted(self, method, context):
+        f = self.faults.get()
+        stall = f.get("stall_ms", {}).get(method, 0)
+        if stall:
+            time.sleep(stall / 1000.0)
+        if method in f.get("unavailable", []):
+            context.abort(grpc.StatusCode.UNAVAILABLE, "injected: server unavailable")
+
+    # ---- conversion -----------------------------------------------------
+    def details(self, t):
+        d = pb.TransferDetails(
+            transferID=t["id"], action=t["action"], source=t["source"],
+            destination=t["destination"], user=t["user"], state=t["state"],
+            error=t["error"], errorMessage=t["errorMessage"],
+            dataTransferred=str(t["bytes"]), filesTransferred=t["files"],
+            bandwidth=str(t["bandwidth"]), directoriesTransferred=t["dirs"],
+            active=t["active"], comment=t["comment"],
+            validationOnly=t["validationOnly"], pluginStatus=t["pluginStatus"])
+        d.createdTime.seconds = int(t["created"])
+        d.createdTime.nanos = int((t["created"] % 1) * 1e9)
+        d.startTime.seconds = int(t["start"])
+        d.endTime.seconds = int(t["end"])
+        d.expiry.seconds = int(now() + 60)
+        return d
+
+    # ---- RPCs -----------------------------------------------------------
+    def _create(self, request, context, validate_only):
+        method = "ValidateTransfer" if validate_only else "StartTransfer"
+        cn = "?"
+        try:
+            self.faulted(method, context)
+            cn = self.identity(context)
+            name, uid, _ = self.resolve_user(cn, request.user, True)
+            comment = request.comment
+            if cn not in PRIVILEGED and not validate_only:
+                comment = ""  # Conduit keeps comments of privileged certs only
+            limit = self.faults.get().get("max_source_bytes", 4000)
+            total = sum(len(s.encode()) for s in request.source)
+            if not validate_only and total > limit:
+                raise Fail("request contains too many sources. byte limit: %d, received: %d. "
+                           "Please use a directory instead of a wildcard or list of files"
+                           % (limit, total))
+            t = {"id": str(uuid.uuid4()), "action": request.action,
+                 "source": list(request.source), "destination": request.destination,
+                 "user": name, "uid": uid, "comment": comment, "state": 10, "error": 0,
+                 "errorMessage": "", "bytes": 0, "files": 0, "dirs": 0, "bandwidth": 0,
+                 "active": True, "validationOnly": validate_only, "pluginStatus": "",
+                 "created": now(), "start": 0, "end": 0, "changed": now(),
+                 "archived": False}
+            with self.store.lock:
+                self.store.t[t["id"]] = t
+                self.store.save()
+            self.log(method, cn, user=request.user, comment=request.comment,
+                     id=t["id"], status="OK")
+            return self.details(t)
+        except Fail as e:
+            self.log(method, cn, user=request.user, comment=request.comment, status=str(e))
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+
+    def StartTransfer(self, request, context):
+        return self._create(request, context, False)
+
+    def ValidateTransfer(self, request, context):
+        return self._create(request, context, True)
+
+    def Query(self, request, context):
+        cn = "?"
+        qmap = dict(request.queryMap)
+        try:
+            self.faulted("Query", context)
+            cn = self.identity(context)
+            name, _, everyone = self.resolve_user(cn, request.user, False)
+            lag = self.faults.get().get("query_lag_ms", 0) / 1000.0
+            checks = []
+            for k, v in qmap.items():
+                if k == "":
+                    continue
+                if k not in QUERY_KEYS:
+                    raise Fail("provided query contains an invalid key: failed to find key: "
+                               "[%s]\npossible keys: %s" % (k, ", ".join(QUERY_KEYS)))
+                try:
+                    checks.append((k, re.compile(v)))
+                except re.error as e:
+                    raise Fail("failed to filter transfers: failed to compile regex for key[%s]: %s"
+                               % (k, e))
+            out = pb.MultiTransferDetails()
+            with self.store.lock:
+                for t in self.store.t.values():
+                    if not everyone and t["user"] != name:
+                        continue
+                    if lag and now() - t["created"] < lag:
+                        continue
+                    hits = [bool(rx.search(self.field(t, k))) for k, rx in checks]
+                    if request.queryOperation == pb.OR:
+                        keep = any(hits) if checks else True
+                    else:
+                        keep = all(hits)
+                    if keep:
+                        out.details[t["id"]].CopyFrom(self.details(t))
+            self.log("Query", cn, user=request.user, query=qmap,
+                     op=request.queryOperation, matched=len(out.details), status="OK")
+            return out
+        except Fail as e:
+            self.log("Query", cn, user=request.user, query=qmap, status=str(e))
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+
+    def field(self, t, k):
+        simple = {"TransferID": t["id"], "Comment": t["comment"], "User": t["user"],
+                  "Destination": t["destination"], "Source": " ".join(t["source"]),
+                  "ErrorMessage": t["errorMessage"], "State": state_name(t["state"]),
+                  "Error": pb.Error.Name(t["error"]), "Action": pb.Action.Name(t["action"]),
+                  "DataTransferred": str(t["bytes"]), "PluginStatus": t["pluginStatus"],
+                  "FilesTransferred": str(t["files"]), "Bandwidth": str(t["bandwidth"])}
+        if k in simple:
+            return simple[k]
+        if k in ("Active", "ValidationOnly", "PluginData"):
+            raise Fail("failed to filter transfers: valueToString failed for key[%s]" % k)
+        return ""
+
+    def StopTransfer(self, request, context):
+        cn = "?"
+        ids = list(request.value)
+        try:
+            self.faulted("StopTransfer", context)
+            cn = self.identity(context)
+            out = pb.MultiTransferDetails()
+            errors = []
+            with self.store.lock:
+                for i in ids:
+                    try:
+                        uuid.UUID(i)
+                    except ValueError:
+                        raise Fail("failed to parse transferid[%s]" % i)
+                    t = self.store.t.get(i)
+                    if t is None or t["archived"] or (cn not in PRIVILEGED and t["user"] != cn):
+                        errors.append("transfer[%s] not found in conduit" % i)
+                        continue
+                    out.details[i].CopyFrom(self.details(t))  # snapshot before the abort
+                    if t["state"] in (1, 2, 3):
+                        t["active"] = False
+                        errors.append("failed to set abort state for transfer[%s], has it "
+                                      "already completed?: state is %s" % (i, state_name(t["state"])))
+                        continue
+                    t.update(state=2, error=18, errorMessage="user aborted", changed=now())
+                self.store.save()
+            if errors:
+                raise Fail("; ".join(errors))
+            self.log("StopTransfer", cn, ids=ids, status="OK")
+            return out
+        except Fail as e:
+            self.log("StopTransfer", cn, ids=ids, status=str(e))
+            context.abort(grpc.StatusCode.UNKNOWN, str(e))
+
+    def Version(self, request, context):
+        self.faulted("Version", context)
+        self.log("Version", "?", status="OK")
+        return pb.VersionInfo(version="conduit-test-1.0", modified=False, time="2026-11-29")
+
+
+class Worker(threading.Thread):
+    """Drives every live transfer through Conduit's states."""
+
+    def __init__(self, store, faults):
+        super().__init__(daemon=True)
+        self.store = store
+        self.faults = faults
+
+    def run(self):
+        while True:
+            time.sleep(0.01)
+            f = self.faults.get()
+            with self.store.lock:
+                live = [t for t in self.store.t.values() if not t["archived"]]
+            for t in live:
+                self.step(t, f)
+
+    def fail(self, t, error, message):
+        t.update(state=1, error=error, errorMessage=message, active=False, changed=now())
+        if t["start"]:
+            t["end"] = now()
+
+    def step(self, t, f):
+        with self.store.lock:
+            st = t["state"]
+            if st in (1, 3, 100) or (t["validationOnly"] and st == 15):
+                if not t["active"] and now() - t["changed"] > f.get("archive_ms", 2000) / 1000.0:
+                    t["archived"] = True
+                    self.store.save()
+                return
+            if st == 2:  # ABORT -> ABORTED
+                t.update(state=3, active=False, changed=now())
+                self.store.save()
+                return
+            delay = knob(f.get("delay_ms", {}), st, f.get("step_ms", 20))
+            if now() - t["changed"] < delay / 1000.0:
+                return
+            for rule in f.get("fail_at", []):
+                if rule.get("state") in (state_name(st), state_name(st)[9:]) and \
+                        re.search(rule.get("comment", ""), t["comment"]):
+                    self.fail(t, pb.Error.Value(rule.get("error", "ERROR_PFTOOL_FAILED")),
+                              rule.get("message", "injected failure"))
+                    self.store.save()
+                    return
+            nxt = ORDER[ORDER.index(st) + 1]
+            uid = t["uid"] if t["uid"] is not None else os.getuid()
+            snapshot = dict(t)
+        # work that touches files runs without the lock
+        ok, msg = True, ""
+        if st == 14:
+            ok, msg = as_user(uid, lambda: validate(snapshot, snapshot["user"]))
+        elif st == 24:
+            begin = now()
+            ok, msg = as_user(uid, lambda: copy_data(snapshot))
+        elif st == 28 and snapshot["action"] in (1, 3):
+            ok, msg = as_user(uid, lambda: remove_sources(snapshot))
+        with self.store.lock:
+            if t["state"] != st:  # aborted meanwhile
+                return
+            if not ok:
+                code = {14: 22, 24: 4, 28: 19}[st]
+                self.fail(t, code, msg)
+            elif st == 15 and t["validationOnly"]:
+                t.update(active=False, end=now(), changed=now())
+            else:
+                if st == 24:
+                    res = json.loads(msg)
+                    took = max(now() - begin, 1e-3)
+                    t.update(files=res["files"], dirs=res["dirs"], bytes=res["bytes"],
+                             bandwidth=int(res["bytes"] / took), pluginStatus="pftool complete")
+                if nxt == 19:
+                    t["start"] = now()
+                t.update(state=nxt, changed=now())
+                if nxt == 100:
+                    t.update(active=False, end=now())
+            self.store.save()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--pki", required=True, help="directory from make-certs.sh")
+    ap.add_argument("--state", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--faults")
+    ap.add_argument("--users", help="JSON {uid: name} for users without passwd entries")
+    a = ap.parse_args()
+    users = {}
+    if a.users:
+        with open(a.users) as f:
+            users = json.load(f)
+    rd = lambda n: open(os.path.join(a.pki, n), "rb").read()  # noqa: E731
+    creds = grpc.ssl_server_credentials([(rd("server.key"), rd("server.crt"))],
+                                        root_certificates=rd("ca.crt"),
+                                        require_client_auth=True)
+    store = Store(a.state)
+    faults = Faults(a.faults)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
+    pbg.add_ConduitApiServicer_to_server(Server(store, faults, a.log, users), server)
+    server.add_secure_port("%s:%d" % (a.host, a.port), creds)
+    Worker(store, faults).start()
+    server.start()
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    print("ready", flush=True)
+    stop.wait()
+    server.stop(0)
+    with store.lock:
+        store.save()
+
+
+if __name__ == "__main__":
+    main()

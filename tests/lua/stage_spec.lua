@@ -1,0 +1,548 @@
+-- stage_spec.lua - every staging hook against the Conduit test server
+-- (tests/conduit/server.py, started by tests/run-checks.sh): real files,
+-- real copies and moves done as uid 61001, RPC counts from the server's
+-- own log.  Needs CBB_MODULE_DIR, CBB_SERVER_DIR and CONDUIT_BB_CONF.
+local module_dir = assert(os.getenv("CBB_MODULE_DIR"))
+local sdir = assert(os.getenv("CBB_SERVER_DIR"))
+local conf_path = assert(os.getenv("CONDUIT_BB_CONF"))
+package.cpath = module_dir .. "/?.so;" .. package.cpath
+
+local function sh(cmd)
+  local ok = os.execute(cmd)
+  return ok == true or ok == 0
+end
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function spit(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local port = assert(slurp(sdir .. "/port")):match("%d+")
+local pki = sdir .. "/pki"
+local work = os.tmpname()
+os.remove(work)
+assert(sh("mkdir -p " .. work .. " && chmod 0777 " .. work))
+local statedir = work .. "/state"
+local jobstates = assert(os.getenv("FAKE_SCONTROL_DIR"))
+assert(sh("mkdir -p " .. jobstates))
+
+local base = {
+  { "ConduitServer", "127.0.0.1:" .. port },
+  { "ServerName", "localhost" },
+  { "CACert", pki .. "/ca.crt" },
+  { "ClientCert", pki .. "/service.crt" },
+  { "ClientKey", pki .. "/service.key" },
+  { "RequestTimeout", "3" },
+  { "StateDir", statedir },
+  { "ServerDownGrace", "2" },
+  { "Scontrol", os.getenv("PWD") .. "/tests/conduit/fake-scontrol" },
+}
+
+-- Write conduit_bb.conf: the base settings, with `over` replacing or adding keys.
+local function conf(over)
+  over = over or {}
+  local lines, used = {}, {}
+  for _, kv in ipairs(base) do
+    local v = over[kv[1]]
+    if v == nil then v = kv[2] end
+    used[kv[1]] = true
+    lines[#lines + 1] = kv[1] .. "=" .. v
+  end
+  for k, v in pairs(over) do
+    if not used[k] then lines[#lines + 1] = k .. "=" .. v end
+  end
+  spit(conf_path, table.concat(lines, "\n") .. "\n")
+end
+local function faults(json) spit(sdir .. "/faults.json", json or "{}") end
+
+-- ---- the host: slurm table, fresh module per call ---------------------
+local logged
+local function fresh()
+  logged = {}
+  _G.slurm = {
+    SUCCESS = 0, ERROR = -1, SLURM_BB_BUSY = "BUSY", CLUSTER_NAME = "testcluster",
+    log = function(l, m) logged[#logged + 1] = { level = l, msg = m } end,
+    error = function(m) logged[#logged + 1] = { level = -1, msg = m } end,
+  }
+  package.loaded.conduit_bb = nil
+  return require("conduit_bb")
+end
+
+local function job_info(t)
+  return setmetatable({}, { __index = function(_, k) return t[k] end })
+end
+
+-- Job ids unique per run: the server keeps its transfers across runs.
+local next_job = tonumber(os.getenv("CBB_JOB_BASE") or "") or (os.time() % 100000) * 1000
+local function new_job(directives, opts)
+  opts = opts or {}
+  next_job = next_job + 1
+  local id = next_job
+  local script = work .. "/job" .. id .. ".sh"
+  spit(script, "#!/bin/bash\n#SBATCH -N 1\n" .. table.concat(directives, "\n") .. "\nsrun true\n")
+  return { id = tostring(id), script = script, uid = opts.uid or "61001",
+           info = job_info({ job_id = id, user_id = 61001, work_dir = work,
+                             restart_cnt = opts.restart or 0, cluster = "testcluster" }) }
+end
+
+-- ---- the server's RPC log ---------------------------------------------
+local function rpc_mark() return #(slurp(sdir .. "/rpc.log") or "") end
+local function rpcs_since(mark, method)
+  local log = (slurp(sdir .. "/rpc.log") or ""):sub(mark + 1)
+  local n = 0
+  for line in log:gmatch("[^\n]+") do
+    if line:find('"method": "' .. method .. '"', 1, true) then n = n + 1 end
+  end
+  return n
+end
+
+local function sleep(s) sh("sleep " .. s) end
+
+-- Poll test_data_* like Slurm does until it stops saying BUSY.
+local function poll(hook, job, limit)
+  local t0 = os.time()
+  while true do
+    fresh()
+    local rc, msg = _G[hook](job.id, job.script, job.uid, job.uid, job.info)
+    if not (rc == 0 and msg == "BUSY") then return rc, msg end
+    if os.time() - t0 > (limit or 20) then return nil, "still busy" end
+    sleep(0.1)
+  end
+end
+
+local function owner(path)
+  local p = io.popen("stat -c %u " .. path)
+  local u = p:read("*l")
+  p:close()
+  return u
+end
+
+local function make_file(path, text)
+  spit(path, text)
+  assert(sh("chmod 0644 " .. path))
+end
+
+describe("staging hooks against a Conduit server", function()
+  before_each(function()
+    conf()
+    faults()
+    sh("rm -rf " .. statedir)
+  end)
+
+  it("defines all 13 burst-buffer hooks", function()
+    fresh()
+    for _, h in ipairs({ "job_process", "pools", "job_teardown", "setup", "data_in",
+                         "test_data_in", "real_size", "paths", "pre_run", "post_run",
+                         "data_out", "test_data_out", "get_status" }) do
+      assert.are.equal("function", type(_G["slurm_bb_" .. h]), h)
+    end
+  end)
+
+  it("setup, real_size, pre_run and post_run succeed at once", function()
+    fresh()
+    local j = new_job({ "#CONDUIT_PRE cp /nonexistent/a /tmp/b" })
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_setup(j.id, j.uid, j.uid, "(null)", "0", j.script, j.info)))
+    assert.are.equal(0, (slurm_bb_real_size(j.id, j.uid, j.uid, j.info)))
+    assert.are.equal(0, (slurm_bb_pre_run(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, (slurm_bb_post_run(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, rpcs_since(mark, "Query") + rpcs_since(mark, "StartTransfer"))
+  end)
+
+  it("stages in cp, cp -r, multi-source and mv, as the job's user, once", function()
+    assert(sh("mkdir -p " .. work .. "/in/dir/sub " .. work .. "/out " .. work .. "/mv"))
+    make_file(work .. "/in/a.txt", "alpha\n")
+    make_file(work .. "/in/b.txt", "bravo\n")
+    make_file(work .. "/in/dir/sub/c.txt", "charlie\n")
+    make_file(work .. "/mv/m.txt", "mike\n")
+    assert(sh("chmod -R a+rwX " .. work .. "/in " .. work .. "/out " .. work .. "/mv"))
+    local j = new_job({
+      "#CONDUIT_PRE cp in/a.txt out/a.txt",
+      "#CONDUIT_PRE cp -r in/dir out/dir",
+      "#CONDUIT_PRE cp in/a.txt in/b.txt out/",
+      "#CONDUIT_PRE mv mv/m.txt out/m.txt",
+      "#CONDUIT_POST cp out/a.txt in/back.txt",
+    })
+    fresh()
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(1, rpcs_since(mark, "Query"))
+    assert.are.equal(4, rpcs_since(mark, "StartTransfer"))
+    -- a repeat (restart, retry) starts nothing
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
+    mark = rpc_mark()
+    local rc, msg = poll("slurm_bb_test_data_in", j)
+    assert.are.equal(0, rc)
+    assert.is_nil(msg)
+    local polls = rpcs_since(mark, "Query")
+    assert.is_true(polls >= 1)
+    -- exactly one Query per poll, whatever the number of directives
+    assert.are.equal(polls, rpcs_since(mark, "Query"))
+    assert.are.equal("alpha\n", slurp(work .. "/out/a.txt"))
+    assert.are.equal("charlie\n", slurp(work .. "/out/dir/sub/c.txt"))
+    assert.are.equal("bravo\n", slurp(work .. "/out/b.txt"))
+    assert.are.equal("mike\n", slurp(work .. "/out/m.txt"))
+    assert.is_nil(slurp(work .. "/mv/m.txt")) -- moved away
+    assert.are.equal("61001", owner(work .. "/out/a.txt"))
+    -- stage-out runs its own directives only
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal(0, (poll("slurm_bb_test_data_out", j)))
+    assert.are.equal("alpha\n", slurp(work .. "/in/back.txt"))
+    -- mv data_in again after success: still nothing started
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
+  end)
+
+  it("one poll is one Query for 40 directives", function()
+    local d = {}
+    for i = 1, 40 do d[#d + 1] = "#CONDUIT_PRE cp in/a.txt out/many-" .. i end
+    local j = new_job(d)
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    local mark = rpc_mark()
+    fresh()
+    slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.equal(1, rpcs_since(mark, "Query"))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+  end)
+
+  it("a requeue (new restart_cnt) stages again", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/requeue.txt" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+    j.info = job_info({ job_id = tonumber(j.id), user_id = 61001, work_dir = work, restart_cnt = 1 })
+    fresh()
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+  end)
+
+  it("reports a missing source with the line and Conduit's error", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/ok.txt", "#CONDUIT_PRE cp in/nope.txt out/x" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    local rc, msg = poll("slurm_bb_test_data_in", j)
+    assert.are.equal(-1, rc)
+    assert.are.equal("line 4: stage-in cp failed: ERROR_VALIDATION: failed to get source[" ..
+      work .. "/in/nope.txt] plugin: failed to get fs result for path[" .. work ..
+      "/in/nope.txt]: failed to walk path for symlinks: failed to lstat path[" .. work ..
+      "/in/nope.txt]: lstat " .. work .. "/in/nope.txt: no such file or directory", msg)
+  end)
+
+  it("reports a source the user may not read", function()
+    assert(sh("mkdir -p " .. work .. "/secret && echo s > " .. work .. "/secret/s.txt && chmod 000 " ..
+      work .. "/secret"))
+    local j = new_job({ "#CONDUIT_PRE cp secret/s.txt out/s.txt" })
+    fresh()
+    slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    local rc, msg = poll("slurm_bb_test_data_in", j)
+    assert.are.equal(-1, rc)
+    assert.matches("^line 3: stage%-in cp failed: ERROR_VALIDATION: .*permission denied$", msg)
+  end)
+
+  it("reports a failure in the data stage at once", function()
+    faults('{"fail_at": [{"state": "DATA_TRANSFERRING", "error": "ERROR_PFTOOL_FAILED", ' ..
+           '"message": "pftool exited with status 3", "comment": "SLURMTYPE:CONDUIT_POST"}]}')
+    local j = new_job({ "#CONDUIT_POST cp in/a.txt out/post-fail.txt" })
+    fresh()
+    slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
+    local rc, msg = poll("slurm_bb_test_data_out", j)
+    assert.are.equal(-1, rc)
+    assert.are.equal("line 3: stage-out cp failed: ERROR_PFTOOL_FAILED: pftool exited with status 3", msg)
+  end)
+
+  it("refuses sources over Conduit's byte limit with the server's words", function()
+    conf({ MaxSourceBytes = "100000" })
+    local d = "#CONDUIT_PRE cp"
+    for i = 1, 80 do d = d .. " in/a-long-file-name-to-fill-the-request-" .. i end
+    local j = new_job({ d .. " out/" })
+    fresh()
+    local rc, msg = slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.equal(-1, rc)
+    assert.matches("^line 3: conduit: server said: request contains too many sources%. byte limit: 4000", msg)
+  end)
+
+  it("teardown aborts active transfers of a cancelled job, repeat-safe", function()
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/slow1", "#CONDUIT_PRE cp in/a.txt out/slow2" })
+    fresh()
+    slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    spit(jobstates .. "/" .. j.id, "CANCELLED")
+    sleep(0.3)
+    fresh()
+    local mark = rpc_mark()
+    local rc = slurm_bb_job_teardown(j.id, j.script, "true", j.uid, j.uid)
+    assert.are.equal(0, rc)
+    assert.are.equal(2, rpcs_since(mark, "StopTransfer"))
+    local rc2, msg = poll("slurm_bb_test_data_in", j)
+    assert.are.equal(-1, rc2)
+    assert.matches("ERROR_ABORTED: user aborted", msg)
+    -- again: nothing left to abort, still fine
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_job_teardown(j.id, j.script, "true", j.uid, j.uid)))
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+  end)
+
+  it("teardown leaves transfers alone when Slurm restarts stage-in", function()
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 1500}}')
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/restart1" })
+    fresh()
+    slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    spit(jobstates .. "/" .. j.id, "PENDING")
+    fresh()
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_job_teardown(j.id, j.script, "true", j.uid, j.uid)))
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    -- Slurm then runs stage-in again: nothing is started twice
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+  end)
+
+  it("teardown without hurry neither aborts nor waits", function()
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local j = new_job({ "#CONDUIT_POST cp in/a.txt out/nohurry" })
+    fresh()
+    slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
+    fresh()
+    local mark, t0 = rpc_mark(), os.time()
+    assert.are.equal(0, (slurm_bb_job_teardown(j.id, "/nonexistent/dummy", "false", j.uid, j.uid)))
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    assert.is_true(os.time() - t0 <= 2)
+  end)
+
+  it("a job with no directives of a stage makes no RPC", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/only-in" })
+    fresh()
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, rpcs_since(mark, "Query"))
+  end)
+
+  it("trusts its own record when Query lags a new transfer", function()
+    faults('{"query_lag_ms": 3000}')
+    local j = new_job({ "#CONDUIT_PRE mv in/lag.txt out/lag.txt" })
+    make_file(work .. "/in/lag.txt", "lag\n")
+    assert(sh("chmod 0777 " .. work .. "/in"))
+    fresh()
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.same({ 0, "BUSY" }, { rc, msg })
+    faults()
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+    assert.are.equal("lag\n", slurp(work .. "/out/lag.txt"))
+  end)
+
+  it("stays BUSY while the server is down within the grace, then fails", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/down.txt" })
+    fresh()
+    slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert(sh("sh tests/conduit/server-ctl.sh stop " .. sdir))
+    fresh()
+    local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.same({ 0, "BUSY" }, { rc, msg })
+    assert.matches("conduit: connect to 127%.0%.0%.1:" .. port .. " refused", logged[1].msg)
+    sleep(2.2)
+    fresh()
+    rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.equal(-1, rc)
+    assert.matches("^conduit: server unreachable for %d+ s %(ServerDownGrace=2 s%)$", msg)
+    assert(sh("sh tests/conduit/server-ctl.sh start " .. sdir))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+  end)
+
+  it("a stalled server is a timeout, not a hang", function()
+    conf({ RequestTimeout = "0.5" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/stall.txt" })
+    faults('{"stall_ms": {"Query": 3000}}')
+    fresh()
+    local t0 = os.clock()
+    local started = os.time()
+    local rc, msg = slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.equal(-1, rc)
+    assert.are.equal("conduit: server said: Deadline Exceeded", msg)
+    assert.is_true(os.time() - started <= 3)
+    assert.is_true(os.clock() - t0 < 1)
+  end)
+
+  describe("TLS", function()
+    local j
+    before_each(function() j = new_job({ "#CONDUIT_PRE cp in/a.txt out/tls" }) end)
+    local function try(over)
+      conf(over)
+      fresh()
+      return slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    end
+
+    it("rejects a server signed by another CA", function()
+      local rc, msg = try({ CACert = pki .. "/other-ca.crt" })
+      assert.are.equal(-1, rc)
+      assert.matches("^conduit: TLS: certificate verify failed", msg)
+    end)
+
+    it("verifies the host name", function()
+      local rc, msg = try({ ServerName = "wrong.example" })
+      assert.are.equal(-1, rc)
+      assert.matches("^conduit: TLS: certificate verify failed %(.*wrong%.example", msg)
+    end)
+
+    it("fails clearly with an expired or foreign client certificate", function()
+      for _, name in ipairs({ "expired", "rogue" }) do
+        local rc, msg = try({ ClientCert = pki .. "/" .. name .. ".crt",
+                              ClientKey = pki .. "/" .. name .. ".key" })
+        assert.are.equal(-1, rc)
+        assert.matches("^conduit: connection with 127%.0%.0%.1:%d+ failed %(.*%); if this " ..
+                       "persists, check ClientCert/ClientKey$", msg)
+      end
+    end)
+
+    it("fails clearly when the client key file is missing", function()
+      local rc, msg = try({ ClientKey = "/nonexistent/key.pem" })
+      assert.are.equal(-1, rc)
+      assert.matches("^conduit: TLS: bad certificate configuration", msg)
+    end)
+  end)
+
+  describe("get_status", function()
+    local j
+    setup(function()
+      conf()
+      faults()
+      j = new_job({ "#CONDUIT_PRE cp in/a.txt out/st1.txt", "#CONDUIT_POST cp in/a.txt out/st2.txt" })
+      fresh()
+      slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
+      poll("slurm_bb_test_data_in", j)
+      poll("slurm_bb_test_data_out", j)
+    end)
+
+    it("shows one row per directive to the job's user, with one Query", function()
+      fresh()
+      local mark = rpc_mark()
+      local rc, out = slurm_bb_get_status("61001", "61001", "conduit", j.id)
+      assert.are.equal(0, rc)
+      assert.are.equal(1, rpcs_since(mark, "Query"))
+      local lines = {}
+      for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+      assert.are.equal(3, #lines)
+      assert.matches("^DIR%s+LINE%s+STATE%s+FILES%s+BYTES%s+RATE%s+TRANSFER_ID%s+ERROR$", lines[1])
+      assert.matches("^in%s+3%s+TRANSFER_FINALIZED%s+1%s+6 B%s+", lines[2])
+      assert.matches("^out%s+4%s+TRANSFER_FINALIZED%s+1%s+6 B%s+", lines[3])
+    end)
+
+    it("scopes to the caller: another user sees nothing, root sees all", function()
+      fresh()
+      local _, other = slurm_bb_get_status("61002", "61002", "conduit", j.id)
+      assert.are.equal("No Conduit transfers found for Slurm job " .. j.id .. "\n", other)
+      local _, root = slurm_bb_get_status("0", "0", "conduit", j.id)
+      assert.matches("TRANSFER_FINALIZED", root)
+    end)
+
+    it("prints JSON for tools", function()
+      fresh()
+      local rc, out = slurm_bb_get_status("61001", "61001", "conduit", j.id, "--json")
+      assert.are.equal(0, rc)
+      assert.matches('^{"job_id":' .. j.id .. ',"restart":0,"transfers":%[{"direction":"in","line":3,', out)
+      assert.matches('"state":"TRANSFER_FINALIZED","error":"ERROR_NONE"', out)
+    end)
+
+    it("explains its usage", function()
+      fresh()
+      for _, args in ipairs({ {}, { "conduit" }, { "conduit", "x" }, { "other", "1" },
+                              { "conduit", "1", "--bogus" } }) do
+        local rc, out = slurm_bb_get_status("61001", "61001", (table.unpack or unpack)(args))
+        assert.are.equal(0, rc)
+        assert.matches("^usage: scontrol show bbstat conduit JOBID %[%-%-json%]", out)
+      end
+    end)
+  end)
+
+  it("paths writes the job's staging facts for its environment", function()
+    local j = new_job({ "#CONDUIT_PRE cp -r 'in/my dir' /scratch/%j/", "#CONDUIT_POST cp out/r.txt in/" })
+    local pf = work .. "/path-" .. j.id
+    spit(pf, "")
+    fresh()
+    local rc = slurm_bb_paths(j.id, j.script, pf, j.uid, j.uid, j.info)
+    assert.are.equal(0, rc)
+    local text = slurp(pf)
+    assert.are.equal(table.concat({
+      "CONDUIT_BB_KEY=SLURMJOB:" .. j.id .. ",CLUSTER:testcluster,RESTART:0,",
+      "CONDUIT_BB_STAGE_IN_COUNT=1",
+      "CONDUIT_BB_STAGE_OUT_COUNT=1",
+      'CONDUIT_BB_STAGE_IN=[{"line":3,"action":"cp","recursive":true,"sources":["' .. work ..
+        '/in/my dir"],"destination":"/scratch/' .. j.id .. '/"}]',
+      'CONDUIT_BB_STAGE_OUT=[{"line":4,"action":"cp","recursive":false,"sources":["' .. work ..
+        '/out/r.txt"],"destination":"' .. work .. '/in/"}]',
+    }, "\n") .. "\n", text)
+  end)
+
+  describe("job_process with SubmitValidation=remote", function()
+    it("rejects what Conduit rejects, with the line", function()
+      conf({ SubmitValidation = "remote", SubmitTimeout = "5" })
+      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/v.txt", "#CONDUIT_PRE cp in/missing out/v2" })
+      fresh()
+      local mark = rpc_mark()
+      local rc, msg = slurm_bb_job_process(j.script, j.uid, j.uid, j.info)
+      assert.are.equal(-1, rc)
+      assert.matches("^line 4: #CONDUIT_PRE: Conduit rejected it: failed to get source%[", msg)
+      assert.are.equal(2, rpcs_since(mark, "ValidateTransfer"))
+    end)
+
+    it("accepts what Conduit validates", function()
+      conf({ SubmitValidation = "remote", SubmitTimeout = "5" })
+      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/v3.txt" })
+      fresh()
+      local rc = slurm_bb_job_process(j.script, j.uid, j.uid, j.info)
+      assert.are.equal(0, rc)
+    end)
+
+    it("accepts, and logs, when validation outlasts SubmitTimeout", function()
+      conf({ SubmitValidation = "remote", SubmitTimeout = "0.3" })
+      faults('{"delay_ms": {"VALIDATING": 5000}}')
+      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/v4.txt" })
+      fresh()
+      local t0 = os.time()
+      local rc = slurm_bb_job_process(j.script, j.uid, j.uid, j.info)
+      assert.are.equal(0, rc)
+      assert.is_true(os.time() - t0 <= 2)
+      local seen = false
+      for _, l in ipairs(logged) do
+        if l.msg:find("accepted", 1, true) then seen = true end
+      end
+      assert.is_true(seen)
+    end)
+
+    it("accepts, and logs, when the server is unreachable", function()
+      conf({ ConduitServer = "127.0.0.1:9", SubmitValidation = "remote", SubmitTimeout = "1" })
+      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/v5.txt" })
+      fresh()
+      assert.are.equal(0, (slurm_bb_job_process(j.script, j.uid, j.uid, j.info)))
+    end)
+  end)
+end)
