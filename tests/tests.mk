@@ -67,4 +67,12 @@ test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(
 test-all: test-build
 	sh tests/run-checks.sh
 
-.PHONY: test-build test-all fuzz
+$(T)/bench-%: tests/bench/bench.c | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
+
+# Measurements, not tests: see docs/performance.md.
+bench: deps $(GEN)/py/conduit_pb2.py $(SO) $(T)/bench-5.4 $(T)/hook_loop-5.4
+	sh tests/bench/run.sh
+
+.PHONY: test-build test-all fuzz bench

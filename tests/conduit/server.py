@@ -90,22 +90,42 @@ class Faults:
 
 
 class Store:
-    """Transfers by id, persisted as JSON so a restart keeps them."""
+    """Transfers by id, persisted as JSON so a restart keeps them.
+
+    save() only marks the store dirty; a thread writes it every 50 ms and
+    flush() writes it at shutdown (SIGTERM), so creating many transfers
+    costs no more than creating one.
+    """
 
     def __init__(self, path):
         self.path = path
         self.lock = threading.RLock()
         self.t = {}
+        self.dirty = False
         if path and os.path.exists(path):
             with open(path) as f:
                 self.t = json.load(f)
+        threading.Thread(target=self._saver, daemon=True).start()
 
     def save(self):
+        self.dirty = True
+
+    def _saver(self):
+        while True:
+            time.sleep(0.05)
+            self.flush()
+
+    def flush(self):
         if not self.path:
             return
+        with self.lock:
+            if not self.dirty:
+                return
+            data = json.dumps(self.t)
+            self.dirty = False
         tmp = self.path + ".tmp"
         with open(tmp, "w") as f:
-            json.dump(self.t, f)
+            f.write(data)
         os.replace(tmp, self.path)
 
 
@@ -187,7 +207,7 @@ def validate(t, uname):
     if os.path.isdir(d):
         target_dir = d
     else:
-        if len(srcs) > 1 or dst.endswith("/"):
+        if len(srcs) > 1:
             raise Fail("destination must exist and be a directory if multiple sources are "
                        "specified")
         target_dir = os.path.dirname(d) or "/"
@@ -247,10 +267,12 @@ class Server(pbg.ConduitApiServicer):
         self.log_path = log_path
         self.users = users
         self.log_lock = threading.Lock()
+        self.local = threading.local()
 
     # ---- bookkeeping ----------------------------------------------------
     def log(self, method, cn, **kw):
-        rec = {"t": round(now(), 3), "method": method, "cn": cn}
+        rec = {"t": round(now(), 3), "method": method, "cn": cn,
+               "ms": round((now() - getattr(self.local, "t0", now())) * 1000, 2)}
         rec.update(kw)
         with self.log_lock, open(self.log_path, "a") as f:
             f.write(json.dumps(rec) + "\n")
@@ -296,6 +318,7 @@ class Server(pbg.ConduitApiServicer):
             return None
 
     def faulted(self, method, context):
+        self.local.t0 = now()
         f = self.faults.get()
         stall = f.get("stall_ms", {}).get(method, 0)
         if stall:
@@ -563,8 +586,7 @@ def main():
     print("ready", flush=True)
     stop.wait()
     server.stop(0)
-    with store.lock:
-        store.save()
+    store.flush()
 
 
 if __name__ == "__main__":

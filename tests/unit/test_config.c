@@ -30,6 +30,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_directives, 100);
 	assert_int_equal(c.max_source_bytes, 4000);
 	assert_int_equal(c.allow[0][0].n, 0);
+	assert_int_equal(c.down_grace_s, 300);
 	cbb_config_free(&c);
 }
 
@@ -53,7 +54,10 @@ static void test_full(void **state)
 		 "StageInSources=/archive/, /project//x\n"
 		 "StageInDestinations=/scratch\n"
 		 "StageOutSources=/scratch\n"
-		 "StageOutDestinations=/\n", &c);
+		 "StageOutDestinations=/\n"
+		 "StateDir=/var/tmp/cbb\n"
+		 "ServerDownGrace=0\n"
+		 "Scontrol=/opt/slurm/bin/scontrol\n", &c);
 	assert_string_equal(c.server_host, "conduit.example.com");
 	assert_int_equal(c.server_port, 23456);
 	assert_string_equal(c.ca_cert, "/etc/slurm/ca.pem");
@@ -69,6 +73,14 @@ static void test_full(void **state)
 	assert_string_equal(c.allow[0][0].v[0], "/archive");
 	assert_string_equal(c.allow[0][0].v[1], "/project/x");
 	assert_string_equal(c.allow[1][1].v[0], "/");
+	assert_string_equal(cbb_conf_state_dir(&c), "/var/tmp/cbb");
+	assert_int_equal(c.down_grace_s, 0);
+	assert_string_equal(cbb_conf_scontrol(&c), "/opt/slurm/bin/scontrol");
+	cbb_config_free(&c);
+	parse_ok("SubmitValidation=remote\nScontrol=scontrol\n", &c);
+	assert_int_equal(c.submit_validation, CBB_VALIDATE_REMOTE);
+	assert_string_equal(cbb_conf_scontrol(&c), "scontrol");
+	assert_string_equal(cbb_conf_state_dir(&c), "/var/spool/conduit_bb");
 	cbb_config_free(&c);
 	parse_ok("ConduitServer=[::1]:1\n", &c);
 	assert_string_equal(c.server_host, "::1");
@@ -98,6 +110,9 @@ static const struct {
 	{ "StageInSources=scratch", "t.conf line 1: StageInSources: 'scratch' is not an absolute directory; e.g. StageInSources=/archive,/project" },
 	{ "StageInSources=/a,", "t.conf line 1: StageInSources: trailing ','; e.g. StageInSources=/archive,/project" },
 	{ "Directive=A\ndirective=B", "t.conf line 2: Directive is already set on line 1" },
+	{ "ServerDownGrace=1h", "t.conf line 1: ServerDownGrace: '1h' is not a whole number from 0 to 86400; e.g. ServerDownGrace=300" },
+	{ "Scontrol=bin/scontrol", "t.conf line 1: Scontrol: 'bin/scontrol' must be an absolute path or a bare command name; e.g. Scontrol=/usr/bin/scontrol" },
+	{ "StateDir=spool", "t.conf line 1: StateDir: 'spool' is not an absolute path; e.g. StateDir=/var/spool/conduit_bb" },
 };
 
 static void test_bad(void **state)

@@ -1,0 +1,238 @@
+/*
+ * bench.c - measure the hooks (not a test: it asserts nothing).
+ *
+ *   bench MODULE_DIR SERVER_DIR WORK_DIR
+ *
+ * For N = 1, 10, 100, 500 directives: wall time of job_process (median
+ * of many calls), data_in (one call: N StartTransfer on one connection),
+ * test_data_in and get_status (medians), and the RPCs each made, counted
+ * from the Conduit test server's own log.  Each call gets a fresh Lua
+ * state loading the module, as under Slurm.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+static const char *mod_dir, *server_dir, *work;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int nolog(lua_State *L)
+{
+	(void)L;
+	return 0;
+}
+
+static int job_info_index(lua_State *L)
+{
+	const char *k = luaL_checkstring(L, 2);
+
+	if (!strcmp(k, "job_id"))
+		lua_pushinteger(L, (lua_Integer)lua_tointeger(L, lua_upvalueindex(1)));
+	else if (!strcmp(k, "user_id"))
+		lua_pushinteger(L, 61001);
+	else if (!strcmp(k, "work_dir"))
+		lua_pushstring(L, work);
+	else if (!strcmp(k, "restart_cnt"))
+		lua_pushinteger(L, 0);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+/* Call one hook in a fresh state; returns ms, and whether it said BUSY. */
+static double call(const char *hook, const char *const *args, int nargs,
+		   long job_id, int *busy, int *rc)
+{
+	lua_State *L = luaL_newstate();
+	char cpath[1024];
+	double t0, t1;
+	int i;
+
+	luaL_openlibs(L);
+	lua_getglobal(L, "package");
+	snprintf(cpath, sizeof(cpath), "%s/?.so", mod_dir);
+	lua_pushstring(L, cpath);
+	lua_setfield(L, -2, "cpath");
+	lua_pop(L, 1);
+	lua_newtable(L);
+	lua_pushcfunction(L, nolog);
+	lua_setfield(L, -2, "log");
+	lua_pushcfunction(L, nolog);
+	lua_setfield(L, -2, "error");
+	lua_pushstring(L, "bench");
+	lua_setfield(L, -2, "CLUSTER_NAME");
+	lua_setglobal(L, "slurm");
+
+	t0 = now_ms();
+	if (luaL_dostring(L, "require('conduit_bb')") != 0) {
+		fprintf(stderr, "%s\n", lua_tostring(L, -1));
+		exit(1);
+	}
+	lua_getglobal(L, hook);
+	for (i = 0; i < nargs; i++)
+		lua_pushstring(L, args[i]);
+	if (strcmp(hook, "slurm_bb_get_status")) {
+		lua_newtable(L);
+		lua_newtable(L);
+		lua_pushinteger(L, job_id);
+		lua_pushcclosure(L, job_info_index, 1);
+		lua_setfield(L, -2, "__index");
+		lua_setmetatable(L, -2);
+		nargs++;
+	}
+	lua_call(L, nargs, 2);
+	t1 = now_ms();
+	*rc = (int)lua_tointeger(L, 1);
+	*busy = lua_isstring(L, 2) && !strcmp(lua_tostring(L, 2), "BUSY");
+	if (*rc != 0)
+		fprintf(stderr, "%s: %s\n", hook, lua_tostring(L, 2));
+	lua_close(L);
+	return t1 - t0;
+}
+
+/* RPCs of `method` in the server's log, and their server-side ms. */
+static long rpc_count_ms(const char *method, double *ms)
+{
+	char path[1024], line[65536], pat[64];
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rpc.log", server_dir);
+	snprintf(pat, sizeof(pat), "\"method\": \"%s\"", method);
+	if (ms)
+		*ms = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *m;
+
+		if (!strstr(line, pat))
+			continue;
+		n++;
+		if (ms && (m = strstr(line, "\"ms\": ")))
+			*ms += atof(m + 6);
+	}
+	fclose(f);
+	return n;
+}
+
+static long rpc_count(const char *method)
+{
+	return rpc_count_ms(method, NULL);
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return v[n / 2];
+}
+
+int main(int argc, char **argv)
+{
+	static const int sizes[] = { 1, 10, 100, 500 };
+	double t[200];
+	long job_id = 900000 + (long)(time(NULL) % 10000) * 10;
+	size_t s;
+
+	if (argc != 4)
+		return 2;
+	mod_dir = argv[1];
+	server_dir = argv[2];
+	work = argv[3];
+	printf("| directives | job_process (local) | data_in | StartTransfer RPCs "
+	       "(server time, summed) | Query RPCs | test_data_in, median "
+	       "(server's share) | Query RPCs per poll | get_status |\n"
+	       "|---|---|---|---|---|---|---|---|\n");
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		int n = sizes[s], i, busy, rc, reps;
+		char script[1024], jid[32];
+		const char *args[5];
+		long q0, st0, polls = 0, qpoll, qsum = 0;
+		double dj, din, tdi, gs, tsrv, srv[200], start_srv0, start_srv1;
+		FILE *f;
+
+		job_id++;
+		snprintf(jid, sizeof(jid), "%ld", job_id);
+		snprintf(script, sizeof(script), "%s/bench-%d.sh", work, n);
+		f = fopen(script, "w");
+		fprintf(f, "#!/bin/bash\n#SBATCH -N 1\n");
+		for (i = 0; i < n; i++)
+			fprintf(f, "#CONDUIT_PRE cp -r '%s/src/data set' %s/dst/%d-%%j/\n",
+				work, work, i);
+		fprintf(f, "srun ./app\n");
+		fclose(f);
+
+		/* job_process: local parse, median of many fresh-state calls */
+		reps = n >= 100 ? 50 : 200;
+		args[0] = script;
+		args[1] = "61001";
+		args[2] = "61001";
+		for (i = 0; i < reps && i < 200; i++)
+			t[i] = call("slurm_bb_job_process", args, 3, job_id, &busy, &rc);
+		dj = median(t, reps < 200 ? reps : 200);
+
+		args[0] = jid;
+		args[1] = script;
+		args[2] = "61001";
+		args[3] = "61001";
+		q0 = rpc_count("Query");
+		st0 = rpc_count_ms("StartTransfer", &start_srv0);
+		din = call("slurm_bb_data_in", args, 4, job_id, &busy, &rc);
+		st0 = rpc_count_ms("StartTransfer", &start_srv1) - st0;
+		q0 = rpc_count("Query") - q0;
+
+		/* poll until done; time every poll, minus the server's share */
+		for (i = 0; i < 200; i++) {
+			double s0, s1;
+
+			rpc_count_ms("Query", &s0);
+			qpoll = rpc_count("Query");
+			t[i] = call("slurm_bb_test_data_in", args, 4, job_id, &busy, &rc);
+			rpc_count_ms("Query", &s1);
+			qpoll = rpc_count("Query") - qpoll;
+			srv[i] = s1 - s0;
+			qsum += qpoll;
+			polls++;
+			if (!busy)
+				break;
+			usleep(200000);
+		}
+		tdi = median(t, (int)polls);
+		tsrv = median(srv, (int)polls);
+
+		args[0] = "61001";
+		args[1] = "61001";
+		args[2] = "conduit";
+		args[3] = jid;
+		for (i = 0; i < 10; i++)
+			t[i] = call("slurm_bb_get_status", args, 4, job_id, &busy, &rc);
+		gs = median(t, 10);
+		printf("| %d | %.2f ms | %.1f ms | %ld (%.0f ms) | %ld | %.1f ms (%.1f ms) "
+		       "| %.2f | %.1f ms |\n", n, dj, din, st0,
+		       start_srv1 - start_srv0, q0, tdi, tsrv,
+		       (double)qsum / (double)polls, gs);
+		fflush(stdout);
+	}
+	return 0;
+}
