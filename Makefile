@@ -3,7 +3,7 @@
 #   make                      build/lua5.4/conduit_bb.so and build/conduit-bb
 #   make LUA_VERSION=5.1      build/lua5.1/conduit_bb.so (5.2, 5.3 likewise)
 #   make check                install test dependencies, build, run every test
-#   make demo                 the example job through `conduit-bb check`
+#   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
 
@@ -54,7 +54,7 @@ LB     := $(B)/lua$(LUA_VERSION)
 SO     := $(LB)/conduit_bb.so
 CLI    := $(B)/conduit-bb
 
-.PHONY: all check demo install uninstall fuzz clean deps lua-all bench
+.PHONY: all check demo install uninstall fuzz clean deps lua-all bench rpm dist
 all: $(SO) $(CLI)
 
 # ---- generated protobuf-c code -------------------------------------
@@ -100,7 +100,7 @@ deps:
 check: deps
 	$(MAKE) --no-print-directory test-all
 
-demo: deps $(CLI)
+demo: deps
 	sh tests/demo.sh
 
 # ---- install ---------------------------------------------------------
@@ -133,6 +133,21 @@ uninstall:
 	  if cmp -s lua/$$f "$$dst"; then rm -f "$$dst"; fi; \
 	done
 	rm -rf $(DESTDIR)$(DOCDIR)
+
+# ---- packaging -------------------------------------------------------
+RPM_LUA_VERSION ?= $(LUA_VERSION)
+dist:
+	@mkdir -p $(B)
+	tar czf $(B)/conduit-bb-$(VERSION).tar.gz --transform 's,^\.,conduit-bb-$(VERSION),' \
+	  --exclude=./build --exclude=./.git .
+
+# Built with rpmbuild; --nodeps because this host's rpm database does not
+# know the build packages (Debian installs them with apt).
+rpm: dist
+	rm -rf $(B)/rpm
+	rpmbuild -ta --nodeps --define "_topdir $(CURDIR)/$(B)/rpm" \
+	  --define "lua_version $(RPM_LUA_VERSION)" $(B)/conduit-bb-$(VERSION).tar.gz
+	@ls $(B)/rpm/RPMS/*/conduit-bb-*.rpm
 
 clean:
 	rm -rf $(B)

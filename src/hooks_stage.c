@@ -215,11 +215,15 @@ static int l_job_teardown(lua_State *L)
 }
 
 static const char status_usage[] =
-	"usage: scontrol show bbstat conduit JOBID [--json]\n"
+	"usage: scontrol show bbstat conduit JOBID [json]\n"
 	"Shows the Conduit transfers of a job's staging directives; users "
 	"see their own jobs, root sees every job.\n";
 
-/* slurm_bb_get_status(uid, gid, "conduit", JOBID [, "--json"]) */
+/*
+ * slurm_bb_get_status(uid, gid, "conduit", JOBID [, "json"])
+ * (scontrol takes --json as its own option, so users write "json";
+ * "--json" is accepted too, for callers that reach the hook directly.)
+ */
 static int l_get_status(lua_State *L)
 {
 	int top = lua_gettop(L), i;
@@ -234,7 +238,7 @@ static int l_get_status(lua_State *L)
 	for (i = 4; i <= top; i++) {
 		const char *a = arg_str(L, i);
 
-		if (a && !strcmp(a, "--json"))
+		if (a && (!strcmp(a, "json") || !strcmp(a, "--json")))
 			json = true;
 		else if (a && job_id < 0 && (job_id = cbb_arg_id(L, i)) >= 0)
 			continue;

@@ -281,10 +281,16 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			      (long long)(now - since), j->cfg->down_grace_s);
 			return CBB_POLL_BUSY;
 		}
-		cbb_err_clear(err);
-		cbb_err(err, "conduit: server unreachable for %lld s "
-			"(ServerDownGrace=%u s)", (long long)(now - since),
-			j->cfg->down_grace_s);
+		{
+			char last[CBB_ERR_MAX];
+
+			memcpy(last, err->msg, sizeof(last));
+			cbb_err_clear(err);
+			cbb_err(err, "conduit: server unreachable for %lld s "
+				"(ServerDownGrace=%u s): %.900s",
+				(long long)(now - since), j->cfg->down_grace_s,
+				last);
+		}
 		return CBB_POLL_FAILED;
 	}
 	cbb_down_clear(j->cfg, j->cluster, j->job_id);

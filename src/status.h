@@ -1,5 +1,5 @@
 /*
- * status.h - `scontrol show bbstat conduit JOBID [--json]`: one row per
+ * status.h - `scontrol show bbstat conduit JOBID [json]`: one row per
  * directive of the job's latest attempt (Slurm restart count), from one
  * Query's worth of transfers.
  */

@@ -158,5 +158,55 @@ install_layout() {
 }
 check "make install puts the module, shims and config where Slurm expects them" install_layout
 
+# --- the RPM ------------------------------------------------------------
+rpm_contents() {
+	make --no-print-directory -s rpm RPM_LUA_VERSION=5.3 >"$scratch/rpm.log" 2>&1 ||
+		{ tail -20 "$scratch/rpm.log"; return 1; }
+	p=$(ls $B/rpm/RPMS/*/conduit-bb-*.rpm)
+	files=$(rpm -qpl "$p")
+	for f in /usr/lib64/lua/5.3/conduit_bb.so /usr/bin/conduit-bb \
+		/etc/slurm/burst_buffer.lua /etc/slurm/switch.lua /etc/slurm/conduit_bb.conf \
+		/usr/share/doc/conduit-bb/admin.md; do
+		printf '%s\n' "$files" | grep -qx "$f" || { echo "rpm lacks $f"; return 1; }
+	done
+	conf=$(rpm -qp --configfiles "$p")
+	for f in /etc/slurm/burst_buffer.lua /etc/slurm/switch.lua /etc/slurm/conduit_bb.conf; do
+		printf '%s\n' "$conf" | grep -qx "$f" || { echo "$f is not %config"; return 1; }
+	done
+	rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$p" | grep -q '^cn /etc/slurm/conduit_bb.conf$' ||
+		{ echo "conduit_bb.conf is not %config(noreplace)"; return 1; }
+	req=$(rpm -qpR "$p")
+	printf '%s\n' "$req" | grep -qx 'lua(abi) = 5.3' || { echo "no lua(abi) = 5.3"; return 1; }
+	if printf '%s\n' "$req" | grep -v '^config(conduit-bb)' | grep -qiE 'posix|conduit'; then
+		echo "unwanted requirement:"; printf '%s\n' "$req"; return 1
+	fi
+}
+check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, no lua-posix" \
+	rpm_contents
+
+# --- end to end on a real Slurm 24.11 (tests/e2e), counted check by check -
+if [ "${CBB_SKIP_E2E:-}" = 1 ]; then
+	n=$((n + 1))
+	skip=$((skip + 1))
+	echo "ok $n - end-to-end suite # SKIP CBB_SKIP_E2E=1"
+elif [ "$(id -u)" -ne 0 ]; then
+	n=$((n + 1))
+	skip=$((skip + 1))
+	echo "ok $n - end-to-end suite # SKIP needs root (chroot, mounts)"
+else
+	sh tests/e2e/run.sh >"$scratch/e2e.log" 2>&1
+	grep -E '^(ok|not ok) - |^# ' "$scratch/e2e.log"
+	e2e_pass=$(grep -c '^ok - ' "$scratch/e2e.log")
+	e2e_fail=$(grep -c '^not ok - ' "$scratch/e2e.log")
+	if ! grep -q '^e2e: [0-9]* passed, 0 failed$' "$scratch/e2e.log"; then
+		e2e_fail=$((e2e_fail + 1))
+		echo "not ok - the end-to-end suite did not finish cleanly:"
+		grep -v '^ok - ' "$scratch/e2e.log" | tail -30 | sed 's/^/#   /'
+	fi
+	n=$((n + e2e_pass + e2e_fail))
+	pass=$((pass + e2e_pass))
+	fail=$((fail + e2e_fail))
+fi
+
 echo "checks: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -36,11 +36,9 @@ import time
 import uuid
 from concurrent import futures
 
-import grpc
-
-sys.path.insert(0, os.environ.get("CONDUIT_PB_DIR", "."))
-import conduit_pb2 as pb  # noqa: E402
-import conduit_pb2_grpc as pbg  # noqa: E402
+# grpc is imported only in main(), after the file helper (below) has been
+# forked: grpcio hooks fork() and can block it while its threads run.
+grpc = pb = pbg = None
 
 PRIVILEGED = ("conduit-service", "conduit-admin")
 ORDER = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
@@ -129,8 +127,8 @@ class Store:
         os.replace(tmp, self.path)
 
 
-def as_user(uid, fn):
-    """Run fn() in a child process running as uid; return (ok, message)."""
+def run_as(uid, fn):
+    """In a fresh child process: become uid, run fn(); -> (ok, message)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -150,7 +148,7 @@ def as_user(uid, fn):
             code, msg = 1, str(e)
         except Exception as e:  # noqa: BLE001 - report anything as a failure
             code, msg = 1, "%s: %s" % (type(e).__name__, e)
-        os.write(w, json.dumps({"code": code, "msg": msg}).encode())
+        os.write(w, json.dumps({"code": code, "msg": msg[:3000]}).encode())
         os._exit(0)
     os.close(w)
     data = b""
@@ -166,6 +164,69 @@ def as_user(uid, fn):
     except ValueError:
         return False, "transfer process died"
     return res["code"] == 0, res["msg"]
+
+
+OPS = {}  # name -> function(transfer): filled in below
+
+
+class FileHelper:
+    """A process forked before grpc is loaded that runs file operations
+    as the user, one child each, so the gRPC process never forks."""
+
+    def __init__(self):
+        req_r, self.req_w = os.pipe()
+        self.res_r, res_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.req_w)
+            os.close(self.res_r)
+            signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
+            self._serve(os.fdopen(req_r, "r"), res_w)
+            os._exit(0)
+        os.close(req_r)
+        os.close(res_w)
+        self.lock = threading.Lock()
+        self.waiting = {}
+        self.seq = 0
+        threading.Thread(target=self._collect, daemon=True).start()
+
+    @staticmethod
+    def _serve(requests, res_w):
+        for line in requests:
+            req = json.loads(line)
+            if os.fork() == 0:
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                ok, msg = run_as(req["uid"], lambda: OPS[req["op"]](req["t"]))
+                out = json.dumps({"id": req["id"], "ok": ok, "msg": msg}) + "\n"
+                os.write(res_w, out.encode())  # < PIPE_BUF: one atomic write
+                os._exit(0)
+
+    def _collect(self):
+        for line in os.fdopen(self.res_r, "r"):
+            res = json.loads(line)
+            with self.lock:
+                slot = self.waiting.pop(res["id"], None)
+            if slot:
+                slot[1] = (res["ok"], res["msg"])
+                slot[0].set()
+
+    def call(self, op, uid, t):
+        with self.lock:
+            self.seq += 1
+            rid = self.seq
+            slot = [threading.Event(), (False, "file helper gone")]
+            self.waiting[rid] = slot
+            os.write(self.req_w, (json.dumps({"id": rid, "op": op, "uid": uid, "t": t}) +
+                                  "\n").encode())
+        slot[0].wait()
+        return slot[1]
+
+
+HELPER = None
+
+
+def as_user(uid, op, t):
+    return HELPER.call(op, uid, t)
 
 
 def lstat_chain(kind, path):
@@ -260,7 +321,16 @@ def remove_sources(t):
     return ""
 
 
-class Server(pbg.ConduitApiServicer):
+OPS.update({"validate": lambda t: validate(t, t["user"]), "copy": copy_data,
+            "remove": remove_sources})
+
+
+def make_server_class():
+    """The servicer, defined once grpc and the messages are loaded."""
+    return type("Server", (ServerBase, pbg.ConduitApiServicer), {})
+
+
+class ServerBase:
     def __init__(self, store, faults, log_path, users):
         self.store = store
         self.faults = faults
@@ -527,12 +597,12 @@ class Worker(threading.Thread):
         # work that touches files runs without the lock
         ok, msg = True, ""
         if st == 14:
-            ok, msg = as_user(uid, lambda: validate(snapshot, snapshot["user"]))
+            ok, msg = as_user(uid, "validate", snapshot)
         elif st == 24:
             begin = now()
-            ok, msg = as_user(uid, lambda: copy_data(snapshot))
+            ok, msg = as_user(uid, "copy", snapshot)
         elif st == 28 and snapshot["action"] in (1, 3):
-            ok, msg = as_user(uid, lambda: remove_sources(snapshot))
+            ok, msg = as_user(uid, "remove", snapshot)
         with self.store.lock:
             if t["state"] != st:  # aborted meanwhile
                 return
@@ -556,6 +626,14 @@ class Worker(threading.Thread):
 
 
 def main():
+    global HELPER, grpc, pb, pbg
+    HELPER = FileHelper()  # before grpc exists in this process
+    import grpc as grpc_mod
+    grpc = grpc_mod
+    sys.path.insert(0, os.environ.get("CONDUIT_PB_DIR", "."))
+    import conduit_pb2
+    import conduit_pb2_grpc
+    pb, pbg = conduit_pb2, conduit_pb2_grpc
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, required=True)
@@ -576,7 +654,8 @@ def main():
     store = Store(a.state)
     faults = Faults(a.faults)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
-    pbg.add_ConduitApiServicer_to_server(Server(store, faults, a.log, users), server)
+    pbg.add_ConduitApiServicer_to_server(make_server_class()(store, faults, a.log, users),
+                                         server)
     server.add_secure_port("%s:%d" % (a.host, a.port), creds)
     Worker(store, faults).start()
     server.start()
@@ -587,6 +666,7 @@ def main():
     stop.wait()
     server.stop(0)
     store.flush()
+    os.kill(HELPER.pid, signal.SIGTERM)
 
 
 if __name__ == "__main__":

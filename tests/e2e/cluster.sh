@@ -1,0 +1,74 @@
+#!/bin/sh
+# cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit
+# Start or stop munged, the Conduit test server, slurmctld and slurmd in
+# the root.  Stopping goes by pid file, then any process left whose root is
+# the chroot, then unmounts: safe to run at any time, any number of times.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+pid_of() { cat "$R/$1" 2>/dev/null; }
+
+stop_pidfile() { # stop_pidfile relative-pid-file
+	p=$(pid_of "$1")
+	[ -n "$p" ] || return 0
+	kill "$p" 2>/dev/null
+	i=0
+	while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -9 "$p" 2>/dev/null
+	rm -f "$R/$1"
+}
+
+start_conduit() {
+	echo '{}' > "$R$SRV/faults.json.new" && [ -f "$R$SRV/faults.json" ] ||
+		mv "$R$SRV/faults.json.new" "$R$SRV/faults.json"
+	rm -f "$R$SRV/faults.json.new"
+	: > "$R$SRV/server.out"
+	chroot "$R" env CONDUIT_PB_DIR=$E2E_SRC/build/gen/py setsid /usr/bin/python3 \
+		$E2E_SRC/tests/conduit/server.py --port 24600 --pki $PKI \
+		--state $SRV/state.json --log $SRV/rpc.log --faults $SRV/faults.json \
+		</dev/null >"$R$SRV/server.out" 2>&1 &
+	echo $! > "$R/run/conduit-test.pid"
+	wait_for 15 grep -q ready "$R$SRV/server.out" || {
+		cat "$R$SRV/server.out" >&2
+		return 1
+	}
+}
+
+node_idle() { in_root sinfo -h -o %t | grep -qx idle; }
+
+start() {
+	mount_root
+	in_root chown munge:munge /run/munge
+	chroot --userspec=munge:munge "$R" /usr/sbin/munged || return 1
+	start_conduit || return 1
+	in_root /usr/sbin/slurmctld || return 1
+	in_root /usr/sbin/slurmd || return 1
+	wait_for 30 node_idle || {
+		log "e2e: the node did not become idle"
+		tail -20 "$R/var/log/slurm/slurmctld.log" >&2
+		return 1
+	}
+}
+
+stop() {
+	[ -d "$R/proc" ] || return 0
+	stop_pidfile run/slurmd.pid
+	stop_pidfile run/slurmctld.pid
+	stop_pidfile run/conduit-test.pid
+	stop_pidfile run/munge/munged.pid
+	for p in $(root_pids); do kill "$p" 2>/dev/null; done
+	sleep 0.3
+	for p in $(root_pids); do kill -9 "$p" 2>/dev/null; done
+	umount_root
+}
+
+case ${1:-} in
+start) start ;;
+stop) stop ;;
+restart-slurmctld)
+	stop_pidfile run/slurmctld.pid
+	in_root /usr/sbin/slurmctld ;;
+stop-conduit) stop_pidfile run/conduit-test.pid ;;
+start-conduit) start_conduit ;;
+*) echo "usage: cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit" >&2; exit 2 ;;
+esac

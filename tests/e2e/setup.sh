@@ -1,0 +1,94 @@
+#!/bin/sh
+# setup.sh - create (once, cached) the Debian 13 root with Slurm 24.11,
+# munge and Lua 5.1, then build and `make install` conduit_bb.so in it
+# against Lua 5.1 (what Debian's Slurm uses) and write the configs.
+# Safe to rerun, and after a crash: an unfinished root is rebuilt.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+PKGS="slurmctld slurmd slurm-client munge lua5.1 liblua5.1-0-dev gcc make
+libc6-dev pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev
+libprotobuf-c-dev protobuf-c-compiler protobuf-compiler protobuf-compiler-grpc
+python3-grpcio python3-protobuf openssl procps"
+
+if [ ! -f "$R/.conduit-bb-root" ]; then
+	if [ -d "$R" ]; then
+		log "e2e: removing an unfinished root at $R"
+		sh "$HERE/tests/e2e/cluster.sh" stop || true
+		for p in proc sys dev/pts dev run dev/shm; do
+			if mounted "$R/$p"; then
+				log "e2e: $R/$p is still mounted; not removing"
+				exit 1
+			fi
+		done
+		rm -rf --one-file-system "$R"
+	fi
+	command -v debootstrap >/dev/null ||
+		apt-get -o DPkg::Lock::Timeout=600 install -y -qq debootstrap >/dev/null
+	log "e2e: debootstrap trixie into $R (about 30 s)"
+	debootstrap --variant=minbase \
+		--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+		trixie "$R" http://deb.debian.org/debian >"$R.debootstrap.log" 2>&1 || {
+		tail -20 "$R.debootstrap.log" >&2
+		exit 1
+	}
+	cp /etc/resolv.conf "$R/etc/resolv.conf"
+	printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d"
+	chmod 755 "$R/usr/sbin/policy-rc.d"
+	mount_root
+	log "e2e: installing Slurm, munge, Lua 5.1 and build tools in the root"
+	in_root apt-get update -qq
+	# shellcheck disable=SC2086
+	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $PKGS >/dev/null
+	in_root apt-get clean
+	umount_root
+	touch "$R/.conduit-bb-root"
+fi
+
+# ---- every run: users, the module, configs (cheap) ----------------------
+sh "$HERE/tests/e2e/cluster.sh" stop # nothing may run while we rebuild
+printf '127.0.0.1 localhost\n127.0.0.1 %s\n' "$HOSTNAME_S" > "$R/etc/hosts"
+for u in alice:2001 bob:2002; do
+	name=${u%:*}
+	uid=${u#*:}
+	in_root id "$name" >/dev/null 2>&1 ||
+		in_root useradd -u "$uid" -U -m -d "/home/$name" -s /bin/bash "$name"
+done
+
+# the project, fresh, built for Lua 5.1 inside the root
+rm -rf "$R$E2E_SRC"
+mkdir -p "$R$E2E_SRC"
+(cd "$HERE" && tar cf - --exclude=./build --exclude=./.git . ) | tar xf - -C "$R$E2E_SRC"
+mount_root
+in_root make -s -C "$E2E_SRC" LUA_VERSION=5.1 >/dev/null
+in_root make -s -C "$E2E_SRC" install LUA_VERSION=5.1 PREFIX=/usr/local >/dev/null
+in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/proto \
+	--python_out=$E2E_SRC/build/gen/py --grpc_out=$E2E_SRC/build/gen/py \
+	--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $E2E_SRC/src/proto/conduit.proto"
+umount_root
+
+# configs
+sed "s/@HOST@/$HOSTNAME_S/g" "$HERE/tests/e2e/etc/slurm.conf.in" > "$R/etc/slurm/slurm.conf"
+cp "$HERE/tests/e2e/etc/burst_buffer.conf" "$HERE/tests/e2e/etc/cgroup.conf" "$R/etc/slurm/"
+cp "$HERE/lua/burst_buffer.lua" "$R/etc/slurm/burst_buffer.lua"
+sh "$HERE/tests/conduit/make-certs.sh" "$R$PKI"
+chmod 0600 "$R$PKI"/*.key
+cat > "$R/etc/slurm/conduit_bb.conf" <<CONF
+# written by tests/e2e/setup.sh
+ConduitServer=127.0.0.1:24600
+ServerName=localhost
+CACert=$PKI/ca.crt
+ClientCert=$PKI/service.crt
+ClientKey=$PKI/service.key
+RequestTimeout=5
+ServerDownGrace=10
+StageInSources=/home,/data
+StageInDestinations=/home,/scratch
+StageOutSources=/home,/scratch
+StageOutDestinations=/home,/data
+CONF
+mkdir -p "$R/var/spool/slurmctld" "$R/var/spool/slurmd" "$R/var/log/slurm" \
+	"$R$SRV" "$R/data" "$R/scratch"
+chmod 1777 "$R/data" "$R/scratch"
+log "e2e: root ready at $R"
