@@ -218,27 +218,76 @@ int cbb_conduit_query(cbb_grpc_t *g, const char *user,
 	return rc;
 }
 
+/* Several calls of one method, packed, run together, then freed. */
+typedef struct {
+	cbb_rpc_t *calls;
+	cbb_rpc_t **cp;
+	uint8_t **bufs;
+	size_t n;
+} batch_t;
+
+static int batch_new(batch_t *b, size_t n)
+{
+	size_t i;
+
+	b->n = n;
+	b->calls = calloc(n ? n : 1, sizeof(*b->calls));
+	b->cp = calloc(n ? n : 1, sizeof(*b->cp));
+	b->bufs = calloc(n ? n : 1, sizeof(*b->bufs));
+	if (!b->calls || !b->cp || !b->bufs)
+		return -1;
+	for (i = 0; i < n; i++)
+		b->cp[i] = &b->calls[i];
+	return 0;
+}
+
+/* Give call i its packed request (NULL buf: packing ran out of memory). */
+static void batch_set(batch_t *b, size_t i, const char *method, uint8_t *buf,
+		      size_t len, bool idempotent)
+{
+	b->bufs[i] = buf;
+	b->calls[i].method = method;
+	b->calls[i].req = buf;
+	b->calls[i].req_len = buf ? len : 0;
+	b->calls[i].idempotent = idempotent;
+}
+
+static void batch_free(batch_t *b)
+{
+	size_t i;
+
+	for (i = 0; b->calls && i < b->n; i++) {
+		cbb_rpc_reset(&b->calls[i]);
+		free(b->bufs ? b->bufs[i] : NULL);
+	}
+	free(b->calls);
+	free(b->cp);
+	free(b->bufs);
+}
+
+static uint8_t *alloc_packed(size_t len)
+{
+	return malloc(len ? len : 1);
+}
+
 size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 			 bool validate_only)
 {
-	cbb_rpc_t *calls = calloc(n ? n : 1, sizeof(*calls));
-	cbb_rpc_t **cp = calloc(n ? n : 1, sizeof(*cp));
-	uint8_t **bufs = calloc(n ? n : 1, sizeof(*bufs));
+	batch_t b;
 	size_t i, failed = 0;
 
-	if (!calls || !cp || !bufs) {
+	if (batch_new(&b, n) < 0) {
 		for (i = 0; i < n; i++) {
 			req[i].ok = false;
 			snprintf(req[i].message, sizeof(req[i].message),
 				 "conduit: out of memory");
 		}
-		free(calls);
-		free(cp);
-		free(bufs);
+		batch_free(&b);
 		return n;
 	}
 	for (i = 0; i < n; i++) {
 		Conduitapi__TransferRequest r = CONDUITAPI__TRANSFER_REQUEST__INIT;
+		uint8_t *buf;
 		size_t len;
 
 		r.user = (char *)req[i].user;
@@ -248,28 +297,24 @@ size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 		r.destination = (char *)req[i].destination;
 		r.comment = (char *)req[i].comment;
 		len = conduitapi__transfer_request__get_packed_size(&r);
-		bufs[i] = malloc(len ? len : 1);
-		if (bufs[i])
-			conduitapi__transfer_request__pack(&r, bufs[i]);
-		calls[i].method = validate_only ? "ValidateTransfer" :
-						  "StartTransfer";
-		calls[i].req = bufs[i];
-		calls[i].req_len = bufs[i] ? len : 0;
+		buf = alloc_packed(len);
+		if (buf)
+			conduitapi__transfer_request__pack(&r, buf);
 		/* a repeated StartTransfer could create a duplicate */
-		calls[i].idempotent = validate_only;
-		cp[i] = &calls[i];
+		batch_set(&b, i, validate_only ? "ValidateTransfer" :
+			  "StartTransfer", buf, len, validate_only);
 	}
-	cbb_grpc_run(g, cp, n, 0);
+	cbb_grpc_run(g, b.cp, n, 0);
 	for (i = 0; i < n; i++) {
 		cbb_start_t *s = &req[i];
-		cbb_rpc_t *c = &calls[i];
+		cbb_rpc_t *c = &b.calls[i];
 
 		s->ok = false;
 		s->transport = c->transport;
 		s->id[0] = '\0';
 		if (c->status == CBB_GRPC_OK) {
-			budget_t b = { 0, budget_for(c->resp_len) };
-			ProtobufCAllocator a = { budget_alloc, budget_free, &b };
+			budget_t bu = { 0, budget_for(c->resp_len) };
+			ProtobufCAllocator a = { budget_alloc, budget_free, &bu };
 			Conduitapi__TransferDetails *d =
 				conduitapi__transfer_details__unpack(
 					&a, c->resp_len, c->resp);
@@ -292,12 +337,8 @@ size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 				 c->message);
 		}
 		failed += !s->ok;
-		cbb_rpc_reset(c);
-		free(bufs[i]);
 	}
-	free(calls);
-	free(cp);
-	free(bufs);
+	batch_free(&b);
 	return failed;
 }
 
@@ -310,41 +351,34 @@ static bool already_over(const char *msg)
 
 size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n)
 {
-	cbb_rpc_t *calls = calloc(n ? n : 1, sizeof(*calls));
-	cbb_rpc_t **cp = calloc(n ? n : 1, sizeof(*cp));
-	uint8_t **bufs = calloc(n ? n : 1, sizeof(*bufs));
+	batch_t b;
 	size_t i, failed = 0;
 
-	if (!calls || !cp || !bufs) {
-		free(calls);
-		free(cp);
-		free(bufs);
+	if (batch_new(&b, n) < 0) {
 		for (i = 0; i < n; i++)
 			snprintf(req[i].message, sizeof(req[i].message),
 				 "conduit: out of memory");
+		batch_free(&b);
 		return n;
 	}
 	for (i = 0; i < n; i++) {
 		Conduitapi__TransferIds r = CONDUITAPI__TRANSFER_IDS__INIT;
 		char *one = (char *)req[i].id;
+		uint8_t *buf;
 		size_t len;
 
 		r.n_value = 1;
 		r.value = &one;
 		r.user = (char *)(req[i].user ? req[i].user : "");
 		len = conduitapi__transfer_ids__get_packed_size(&r);
-		bufs[i] = malloc(len ? len : 1);
-		if (bufs[i])
-			conduitapi__transfer_ids__pack(&r, bufs[i]);
-		calls[i].method = "StopTransfer";
-		calls[i].req = bufs[i];
-		calls[i].req_len = bufs[i] ? len : 0;
-		calls[i].idempotent = true;
-		cp[i] = &calls[i];
+		buf = alloc_packed(len);
+		if (buf)
+			conduitapi__transfer_ids__pack(&r, buf);
+		batch_set(&b, i, "StopTransfer", buf, len, true);
 	}
-	cbb_grpc_run(g, cp, n, 0);
+	cbb_grpc_run(g, b.cp, n, 0);
 	for (i = 0; i < n; i++) {
-		cbb_rpc_t *c = &calls[i];
+		cbb_rpc_t *c = &b.calls[i];
 
 		req[i].transport = c->transport;
 		req[i].ok = c->status == CBB_GRPC_OK ||
@@ -352,12 +386,8 @@ size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n)
 		snprintf(req[i].message, sizeof(req[i].message), "%s",
 			 c->message);
 		failed += !req[i].ok;
-		cbb_rpc_reset(c);
-		free(bufs[i]);
 	}
-	free(calls);
-	free(cp);
-	free(bufs);
+	batch_free(&b);
 	return failed;
 }
 

@@ -52,6 +52,13 @@ void cbb_err_prefix(cbb_err_t *err, const char *fmt, ...)
 	err->msg[hl + 2 + ml] = '\0';
 }
 
+void cbb_one_line(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = ' ';
+}
+
 const char *cbb_show(char *dst, size_t size, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";

@@ -28,6 +28,9 @@ int cbb_err(cbb_err_t *err, const char *fmt, ...)
 void cbb_err_prefix(cbb_err_t *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Replace control bytes (newlines too) by spaces: messages are one line. */
+void cbb_one_line(char *s);
+
 /*
  * Render untrusted bytes for a message: at most `max` visible bytes,
  * control bytes and invalid UTF-8 shown as \xNN, "..." when cut.  Always NUL-terminates.

@@ -132,13 +132,6 @@ void cbb_grpc_percent_decode(char *s)
 	*o = '\0';
 }
 
-/* Keep messages on one line and free of control bytes. */
-static void one_line(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = ' ';
-}
 
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
@@ -181,7 +174,7 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
 	} else if (!strcasecmp(line, "grpc-message")) {
 		snprintf(c->message, sizeof(c->message), "%s", v);
 		cbb_grpc_percent_decode(c->message);
-		one_line(c->message);
+		cbb_one_line(c->message);
 	}
 	return size * n;
 }
@@ -396,7 +389,7 @@ static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
 			 "(curl error %d)", c->method, detail, c->curl_rc);
 		break;
 	}
-	one_line(c->message);
+	cbb_one_line(c->message);
 }
 
 /* Decide how a finished call went. */

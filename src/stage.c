@@ -102,12 +102,6 @@ static cbb_conduit_action_t action_of(const cbb_directive_t *d)
 	return d->recursive ? CBB_RCOPY : CBB_COPY;
 }
 
-static void one_line(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = ' ';
-}
 
 /* Fill a start request for directive d (comment stored in `comment`). */
 static void fill_start(cbb_job_ctx_t *j, const cbb_directive_t *d,
@@ -219,7 +213,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			char msg[CBB_ERR_MAX / 2];
 
 			snprintf(msg, sizeof(msg), "%s", x->error_message);
-			one_line(msg);
+			cbb_one_line(msg);
 			rc = cbb_err(err, "line %u: mv failed after it began "
 				     "moving data (transfer %s: %s: %s); it is "
 				     "not restarted: check the source and "
@@ -308,7 +302,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 
 			snprintf(msg, sizeof(msg), "%s", x->error_message[0] ?
 				 x->error_message : "(no message)");
-			one_line(msg);
+			cbb_one_line(msg);
 			cbb_err(err, "line %u: %s %s failed: %s: %s", d->line,
 				stage_word(stage), d->action == CBB_MV ? "mv" : "cp",
 				cbb_error_name(x->error), msg);
@@ -466,7 +460,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				char msg[CBB_ERR_MAX / 2];
 
 				snprintf(msg, sizeof(msg), "%s", x->error_message);
-				one_line(msg);
+				cbb_one_line(msg);
 				rc = cbb_err(err, "line %u: #%s_PRE: Conduit "
 					     "rejected it: %s", which[i]->line,
 					     j->cfg->directive, msg);

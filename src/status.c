@@ -158,13 +158,9 @@ int cbb_status_render(const cbb_transfers_t *t, uint32_t job_id, bool json,
 		human(bytes, sizeof(bytes), x->bytes, "");
 		human(rate, sizeof(rate), x->rate, "/s");
 		if (x->error) {
-			size_t k;
-
 			snprintf(err, sizeof(err), "%s: %s",
 				 cbb_error_name(x->error), x->error_message);
-			for (k = 0; err[k]; k++)
-				if ((unsigned char)err[k] < 0x20)
-					err[k] = ' ';
+			cbb_one_line(err);
 		} else {
 			err[0] = '\0';
 		}
