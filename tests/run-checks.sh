@@ -105,6 +105,18 @@ busted_asan() {
 }
 check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer" busted_asan
 
+hooks_are_silent() {
+	q=$scratch/quiet
+	mkdir -p "$q"
+	CONDUIT_BB_CONF="$q/conduit_bb.conf" lua5.4 tests/lua/quiet.lua $B/lua5.4 "$q" "$q/conduit_bb.conf" \
+		"$(cat "$server/port")" "$server/pki" >"$q/stdout" 2>"$q/stderr" </dev/null
+	echo "verdict: $(cat "$q/verdict" 2>/dev/null)"
+	grep -q '^ok 192$' "$q/verdict" && [ ! -s "$q/stdout" ] && [ ! -s "$q/stderr" ] ||
+		{ head -c 2000 "$q/stdout" "$q/stderr"; return 1; }
+}
+check "192 hook calls on every path (bad config, refused, TLS failure, bad args) print nothing" \
+	hooks_are_silent
+
 # --- conduit-bb check: golden output ------------------------------------
 cli_case() {
 	d=tests/data/cli/$1
