@@ -46,6 +46,8 @@ CFLAGS_BASE := -std=c99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' $(OPT) $(WARN
 CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson 2>/dev/null)
 
 CORE := err buf utf8 script symbols words path config readfile directive
+# Used by conduit-bb only, until the switch hooks use it too.
+CLI_ONLY := netreq
 # The Conduit client: protobuf-c messages generated from src/proto.
 CLIENT := grpc conduit key stage statefile jobstate status
 MOD  := luahost hooks_bb hooks_stage module
@@ -82,7 +84,7 @@ $(B)/cli/%.o: src/%.c src/*.h | $(B)/cli
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS_BASE) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CORE) check))
+$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CORE) $(CLI_ONLY) check))
 	$(CC) -o $@ $^ $(JANSSON_LIBS) $(LDFLAGS)
 
 $(B) $(LB) $(B)/cli:

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "directive.h"
+#include "netreq.h"
 #include "readfile.h"
 
 #ifndef CBB_VERSION
@@ -48,11 +49,13 @@ static void usage(FILE *f)
 		"usage: conduit-bb check SCRIPT [--job-id N] [--array-task N]\n"
 		"                        [--user NAME] [--uid N] [--workdir DIR]\n"
 		"                        [--name NAME] [--config FILE] [--json]\n"
+		"       conduit-bb network 'conduit:pool=NAME+gpus=N+vram=SIZE' [--prefix P]\n"
 		"       conduit-bb version\n"
 		"\n"
 		"check parses the #CONDUIT directives of a batch script the way\n"
 		"the Slurm plugin will at submission, and prints the transfers,\n"
-		"warnings, or the error sbatch would report.\n");
+		"warnings, or the error sbatch would report.\n"
+		"network checks the session request in an --network value.\n");
 }
 
 static int list_add(list_t *l, const char *fmt, ...)
@@ -352,6 +355,52 @@ static int cmd_check(int argc, char **argv)
 	return rc < 0 ? 1 : 0;
 }
 
+/* conduit-bb network VALUE [--prefix P]: check a --network request. */
+static int cmd_network(int argc, char **argv)
+{
+	const char *value = NULL, *prefix = "conduit";
+	cbb_netreq_t r;
+	cbb_err_t err;
+	char words[256];
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--prefix") && i + 1 < argc)
+			prefix = argv[++i];
+		else if (!value && argv[i][0] != '-')
+			value = argv[i];
+		else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!value) {
+		usage(stderr);
+		return 2;
+	}
+	cbb_err_clear(&err);
+	if (cbb_netreq_parse(value, prefix, &r, &err) < 0) {
+		printf("error: %s\n", err.msg);
+		return 1;
+	}
+	if (!r.present) {
+		printf("no '%s:' segment: conduit_bb will not set up a session "
+		       "for this job\n", prefix);
+		return 0;
+	}
+	printf("%s: pool=%s gpus=%u", prefix, r.pool[0] ? r.pool : "(none)",
+	       r.gpus);
+	if (r.vram_mib)
+		printf(" vram=%llu MiB per GPU", (unsigned long long)r.vram_mib);
+	putchar('\n');
+	if (r.directives) {
+		cbb_netreq_directives(r.directives, words, sizeof(words));
+		printf("test directives: %s (acted on only where "
+		       "AllowTestDirectives=yes)\n", words);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
@@ -364,6 +413,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "check"))
 		return cmd_check(argc, argv);
+	if (!strcmp(argv[1], "network"))
+		return cmd_network(argc, argv);
 	fprintf(stderr, "conduit-bb: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -66,7 +66,7 @@ shim_is_one_line() {
 check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
 
 # --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
-UNITS="words path symbols script config buf_err cases client"
+UNITS="words path symbols script config buf_err cases client netreq"
 for u in $UNITS; do
 	check "unit $u" $B/test/unit_$u
 done

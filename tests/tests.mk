@@ -4,8 +4,8 @@
 
 T        := $(B)/test
 ASAN     := $(B)/asan
-UNITS    := words path symbols script config buf_err cases client
-CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE))) \
+UNITS    := words path symbols script config buf_err cases client netreq
+CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(CLI_ONLY))) \
             $(addprefix src/,$(addsuffix .c,$(CLIENT))) $(GEN)/conduit.pb-c.c
 TEST_CFLAGS := -std=gnu99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' -g -O1 $(WARN) \
                -Wno-missing-prototypes -Wno-declaration-after-statement -Wno-cast-qual \
@@ -36,7 +36,7 @@ $(T)/hook_loop-%: tests/stress/hook_loop.c | $(T)
 	  $$($(PKG_CONFIG) --cflags --libs lua$*) -lpthread -o $@
 
 # libFuzzer needs clang; `make fuzz` runs it, `make check` replays the corpus.
-FUZZ_SRC := $(addprefix src/,$(addsuffix .c,$(CORE)))
+FUZZ_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(CLI_ONLY)))
 $(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_SRC) src/*.h | $(B)/fuzz
 	clang -std=gnu99 -D_GNU_SOURCE -g -O1 $(SAN) -fsanitize=fuzzer -Isrc \
 	  tests/fuzz/fuzz_parse.c $(FUZZ_SRC) -o $@

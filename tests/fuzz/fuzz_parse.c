@@ -1,14 +1,17 @@
 /*
  * fuzz_parse.c - libFuzzer target for everything that reads untrusted
  * text: job scripts (with and without % expansion), directive words and
- * conduit_bb.conf.  The first input byte picks the target.
+ * conduit_bb.conf, and --network requests.  The first input byte picks
+ * the target (0x40: --network; otherwise its value modulo 4).
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 #include "directive.h"
+#include "netreq.h"
 #include "words.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +33,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sel = data[0];
 	size--;
 	cbb_err_clear(&err);
+	if (sel == 0x40) {
+		/* a C string, as Slurm hands --network over */
+		char *s = malloc(size + 1);
+		cbb_netreq_t r;
+
+		if (!s)
+			return 0;
+		memcpy(s, text, size);
+		s[size] = '\0';
+		if (cbb_netreq_parse(s, "conduit", &r, &err) < 0 &&
+		    (!err.set || strchr(err.msg, '\n')))
+			__builtin_trap();
+		free(s);
+		return 0;
+	}
 	cbb_config_defaults(&cfg);
 
 	switch (sel % 4) {
