@@ -43,14 +43,13 @@ endif
 OPT    ?= -O2 -g
 CFLAGS_BASE := -std=c99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' $(OPT) $(WARN) \
                -fvisibility=hidden -fstack-protector-strong -Isrc -I$(GEN)
-CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson 2>/dev/null)
+CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcrypto 2>/dev/null)
 
-CORE := err buf utf8 script symbols words path config readfile directive
-# Used by conduit-bb only, until the switch hooks use it too.
-CLI_ONLY := netreq
+CORE := err buf utf8 script symbols words path config readfile directive netreq
+CLI_ONLY :=
 # The Conduit client: protobuf-c messages generated from src/proto.
-CLIENT := grpc conduit key stage statefile jobstate status
-MOD  := luahost hooks_bb hooks_stage module
+CLIENT := grpc conduit key stage statefile jobstate status jobinfo
+MOD  := luahost hooks_bb hooks_stage hooks_switch module
 
 LB     := $(B)/lua$(LUA_VERSION)
 SO     := $(LB)/conduit_bb.so

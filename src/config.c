@@ -136,6 +136,84 @@ static int set_duration(cbb_config_t *c, const char *val, void *field,
 	return 0;
 }
 
+static int set_bool(cbb_config_t *c, const char *val, void *field,
+		    cbb_err_t *err)
+{
+	bool *dst = field;
+	(void)c;
+
+	if (!strcasecmp(val, "yes") || !strcasecmp(val, "true") ||
+	    !strcmp(val, "1"))
+		*dst = true;
+	else if (!strcasecmp(val, "no") || !strcasecmp(val, "false") ||
+		 !strcmp(val, "0"))
+		*dst = false;
+	else
+		return cbb_err(err, "'%s' is neither yes nor no", val);
+	return 0;
+}
+
+static int set_word(cbb_config_t *c, const char *val, void *field,
+		    cbb_err_t *err)
+{
+	char *dst = field;
+	size_t i, n = strlen(val);
+	(void)c;
+
+	if (n == 0 || n > CBB_DIRECTIVE_MAX)
+		return cbb_err(err, "must be 1 to %d characters",
+			       CBB_DIRECTIVE_MAX);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)val[i]) && val[i] != '_')
+			return cbb_err(err, "'%s' may hold only letters, digits "
+				       "and '_'", val);
+	memcpy(dst, val, n + 1);
+	return 0;
+}
+
+static int set_controller(cbb_config_t *c, const char *val, void *field,
+			  cbb_err_t *err)
+{
+	(void)c;
+	(void)field;
+	if (!strcasecmp(val, "none"))
+		return 0;
+	if (!strcasecmp(val, "http"))
+		return cbb_err(err, "'http' is not available in this version "
+			       "(the controller client is being built); use "
+			       "none");
+	return cbb_err(err, "'%s' is neither none nor http", val);
+}
+
+static int set_vlans(cbb_config_t *c, const char *val, void *field,
+		     cbb_err_t *err)
+{
+	const char *p = val;
+	(void)field;
+
+	c->n_switch_vlans = 0;
+	while (*p) {
+		char *end;
+		unsigned long v;
+
+		if (!isdigit((unsigned char)*p))
+			return cbb_err(err, "'%s' is not a list of VLAN ids", val);
+		v = strtoul(p, &end, 10);
+		if (v < 1 || v > 4094)
+			return cbb_err(err, "VLAN ids run from 1 to 4094");
+		if (c->n_switch_vlans == sizeof(c->switch_vlans) /
+						 sizeof(c->switch_vlans[0]))
+			return cbb_err(err, "at most 16 VLANs");
+		c->switch_vlans[c->n_switch_vlans++] = (unsigned)v;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return cbb_err(err, "'%s' is not a list of VLAN ids", val);
+	}
+	return 0;
+}
+
 /* A whole number of seconds up to a day (0 allowed). */
 static int set_grace(cbb_config_t *c, const char *val, void *field,
 		     cbb_err_t *err)
@@ -286,6 +364,14 @@ static const key_t_ keys[] = {
 	{ "StateDir", set_file, OFF(state_dir), CBB_STATE_DIR },
 	{ "ServerDownGrace", set_grace, OFF(down_grace_s), "300" },
 	{ "Scontrol", set_program, OFF(scontrol), "/usr/bin/scontrol" },
+	{ "SwitchPrefix", set_word, OFF(switch_prefix), "conduit" },
+	{ "AllowTestDirectives", set_bool, OFF(allow_test_directives), "no" },
+	{ "SwitchSpecialSteps", set_bool, OFF(special_steps), "no" },
+	{ "SwitchBlockJobComplete", set_bool, OFF(block_job_complete), "no" },
+	{ "SwitchController", set_controller, 0, "none" },
+	{ "SessionKeyFile", set_file, OFF(session_key_file), "/etc/slurm/conduit_bb.key" },
+	{ "SwitchEndpoint", set_string, OFF(switch_endpoint), "fabric.example.org:8080" },
+	{ "SwitchVlans", set_vlans, 0, "101,102" },
 };
 #undef OFF
 
@@ -301,6 +387,7 @@ void cbb_config_defaults(cbb_config_t *c)
 	c->max_directives = DEFAULT_MAX_DIRECTIVES;
 	c->max_source_bytes = DEFAULT_MAX_SOURCE_BYTES;
 	c->down_grace_s = DEFAULT_DOWN_GRACE_S;
+	strcpy(c->switch_prefix, "conduit");
 	for (s = 0; s < 2; s++)
 		for (k = 0; k < 2; k++)
 			c->allow[s][k].n = 0; /* empty list: anywhere */
@@ -318,6 +405,8 @@ void cbb_config_free(cbb_config_t *c)
 	free(c->server_name);
 	free(c->state_dir);
 	free(c->scontrol);
+	free(c->session_key_file);
+	free(c->switch_endpoint);
 	for (s = 0; s < 2; s++)
 		for (k = 0; k < 2; k++)
 			prefixes_clear(&c->allow[s][k]);

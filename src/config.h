@@ -54,6 +54,15 @@ typedef struct {
 	char *state_dir;     /* NULL: CBB_STATE_DIR */
 	char *scontrol;      /* NULL: "scontrol" from PATH */
 	unsigned down_grace_s;
+	/* the switch half */
+	char switch_prefix[CBB_DIRECTIVE_MAX + 1];
+	bool allow_test_directives;
+	bool special_steps;
+	bool block_job_complete;
+	char *session_key_file;
+	char *switch_endpoint;   /* static fabric facts, no controller */
+	unsigned switch_vlans[16];
+	size_t n_switch_vlans;
 } cbb_config_t;
 
 #define CBB_STATE_DIR "/var/spool/conduit_bb"

@@ -115,8 +115,38 @@ int cbb_call_job(lua_State *L, cbb_call_t *c, int idx, unsigned long uid)
 	return 0;
 }
 
+/*
+ * Call slurm.<name>(args...) if it is a function: 1 when called (errors
+ * in the logger are swallowed), 0 when there is no such function.
+ * Expects the slurm table on top of the stack.
+ */
+static int call_logger(lua_State *L, const char *name, int level,
+		       const char *msg)
+{
+	int n = 0;
+
+	lua_getfield(L, -1, name);
+	if (!lua_isfunction(L, -1)) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	if (level >= 0) {
+		lua_pushinteger(L, level);
+		n++;
+	} else if (level == -2) {
+		lua_pushliteral(L, "%s"); /* log_*: the message is an argument */
+		n++;
+	}
+	lua_pushstring(L, msg);
+	if (lua_pcall(L, n + 1, 0, 0) != 0)
+		lua_pop(L, 1); /* a broken logger must not break the hook */
+	return 1;
+}
+
 void cbb_log(lua_State *L, int level, const char *fmt, ...)
 {
+	static const char *const by_level[] = { "log_info", "log_verbose",
+						"log_debug" };
 	char msg[1024];
 	int n;
 	va_list ap;
@@ -131,22 +161,18 @@ void cbb_log(lua_State *L, int level, const char *fmt, ...)
 		lua_pop(L, 1);
 		return;
 	}
+	/*
+	 * burst_buffer/lua offers slurm.log(level, msg) and slurm.error(msg);
+	 * switch/lua only promises log_info/log_error, which format.
+	 */
 	if (level == CBB_LOG_ERROR) {
-		lua_getfield(L, -1, "error");
-		lua_pushstring(L, msg);
-		n = 1;
-	} else {
-		lua_getfield(L, -1, "log");
-		lua_pushinteger(L, level);
-		lua_pushstring(L, msg);
-		n = 2;
+		if (!call_logger(L, "error", -1, msg))
+			call_logger(L, "log_error", -2, msg);
+	} else if (!call_logger(L, "log", level, msg) &&
+		   !call_logger(L, by_level[level < 0 || level > 2 ? 0 : level],
+				-2, msg)) {
+		call_logger(L, "log_info", -2, msg);
 	}
-	if (!lua_isfunction(L, -1 - n)) {
-		lua_pop(L, n + 2);
-		return;
-	}
-	if (lua_pcall(L, n, 0, 0) != 0)
-		lua_pop(L, 1); /* a broken logger must not break the hook */
 	lua_pop(L, 1);
 }
 

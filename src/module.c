@@ -9,6 +9,7 @@
 #include "compat.h"
 #include "hooks_bb.h"
 #include "hooks_stage.h"
+#include "hooks_switch.h"
 
 #ifndef CBB_VERSION
 #define CBB_VERSION "0.0.0"
@@ -31,5 +32,6 @@ __attribute__((visibility("default"))) int luaopen_conduit_bb(lua_State *L)
 	lua_setfield(L, -2, "_VERSION");
 	cbb_register_bb_hooks(L);
 	cbb_register_stage_hooks(L);
+	cbb_register_switch_hooks(L);
 	return 1;
 }

@@ -66,7 +66,7 @@ shim_is_one_line() {
 check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
 
 # --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
-UNITS="words path symbols script config buf_err cases client netreq"
+UNITS="words path symbols script config buf_err cases client netreq jobinfo"
 for u in $UNITS; do
 	check "unit $u" $B/test/unit_$u
 done
@@ -116,6 +116,10 @@ hooks_are_silent() {
 }
 check "192 hook calls on every path (bad config, refused, TLS failure, bad args) print nothing" \
 	hooks_are_silent
+
+# --- the switch half, through an emulated switch/lua host -----------------
+check "switch: whole job lifecycles through the emulated switch/lua host (Lua 5.4)" \
+	$B/test/test_switch $B/lua5.4
 
 # --- conduit-bb check: golden output ------------------------------------
 cli_case() {

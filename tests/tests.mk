@@ -4,7 +4,7 @@
 
 T        := $(B)/test
 ASAN     := $(B)/asan
-UNITS    := words path symbols script config buf_err cases client netreq
+UNITS    := words path symbols script config buf_err cases client netreq jobinfo
 CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(CLI_ONLY))) \
             $(addprefix src/,$(addsuffix .c,$(CLIENT))) $(GEN)/conduit.pb-c.c
 TEST_CFLAGS := -std=gnu99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' -g -O1 $(WARN) \
@@ -35,6 +35,13 @@ $(T)/hook_loop-%: tests/stress/hook_loop.c | $(T)
 	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< \
 	  $$($(PKG_CONFIG) --cflags --libs lua$*) -lpthread -o $@
 
+# The switch/lua host emulator and its lifecycle scenarios.
+$(T)/test_switch: tests/switch/test_switch.c tests/switch/host.c tests/switch/host.h | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) -std=gnu99 -D_GNU_SOURCE -g -O1 -Wall -Wextra $(CMOCKA_CFLAGS) \
+	  tests/switch/test_switch.c tests/switch/host.c \
+	  $$($(PKG_CONFIG) --cflags --libs lua5.4) $(CMOCKA_LIBS) -o $@
+
 # libFuzzer needs clang; `make fuzz` runs it, `make check` replays the corpus.
 FUZZ_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(CLI_ONLY)))
 $(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_SRC) src/*.h | $(B)/fuzz
@@ -62,7 +69,7 @@ $(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*.h) $(GEN)/conduit.pb-
 
 test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
             $(addprefix $(ASAN)/unit_,$(UNITS)) $(ASAN)/fuzz_replay \
-            $(addprefix $(T)/hook_loop-,$(TEST_LUAS))
+            $(addprefix $(T)/hook_loop-,$(TEST_LUAS)) $(T)/test_switch
 
 test-all: test-build
 	sh tests/run-checks.sh

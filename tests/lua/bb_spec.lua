@@ -36,7 +36,7 @@ end
 local function load_module()
   package.loaded.conduit_bb = nil
   for name in pairs(_G) do
-    if name:match("^slurm_bb_") then _G[name] = nil end
+    if name:match("^slurm_bb_") or name:match("^slurm_switch_") then _G[name] = nil end
   end
   return require("conduit_bb")
 end
@@ -69,7 +69,10 @@ describe("conduit_bb module", function()
       "slurm_bb_job_process", "slurm_bb_job_teardown", "slurm_bb_paths",
       "slurm_bb_pools", "slurm_bb_post_run", "slurm_bb_pre_run",
       "slurm_bb_real_size", "slurm_bb_setup", "slurm_bb_test_data_in",
-      "slurm_bb_test_data_out" }, added)
+      "slurm_bb_test_data_out", "slurm_switch_block_job_complete",
+      "slurm_switch_job_complete", "slurm_switch_job_start",
+      "slurm_switch_setup_special_steps", "slurm_switch_step_init",
+      "slurm_switch_step_postfini", "slurm_switch_step_preinit" }, added)
     assert.are.equal("conduit_bb", m._NAME)
     assert.matches("^%d+%.%d+%.%d+$", m._VERSION)
     assert.are.equal("function", type(m.parse))

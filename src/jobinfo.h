@@ -1,0 +1,57 @@
+/*
+ * jobinfo.h - what the switch half hands from job_start to every step
+ * (Slurm stores it with the job and copies it into each step's stepinfo).
+ *
+ * A versioned record (v=1) of plain values, signed with HMAC-SHA256 under
+ * a key derived from SessionKeyFile, so the step hooks refuse a jobinfo
+ * that was altered or made elsewhere.  The MAC covers a canonical text
+ * form, not Lua's table layout, so it survives the host's pack/unpack.
+ */
+#ifndef CBB_JOBINFO_H
+#define CBB_JOBINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "err.h"
+
+#define CBB_JOBINFO_VERSION 1
+#define CBB_MAC_KEY_LEN 32
+
+typedef struct {
+	uint32_t v;
+	uint32_t job_id;
+	char cluster[64];
+	char user[64];
+	char session[128];
+	char pool[65];
+	uint32_t gpus;
+	uint64_t vram_mib;
+	char endpoint[256];
+	unsigned vlans[16];
+	size_t n_vlans;
+	char directives[256];
+	char mac[65];   /* lower-case hex */
+} cbb_jobinfo_t;
+
+/* The canonical text the MAC covers. */
+int cbb_jobinfo_canonical(const cbb_jobinfo_t *ji, cbb_buf_t *out);
+
+/*
+ * Load SessionKeyFile: a regular file of at least 32 bytes that neither
+ * group nor others may read; the MAC key is derived from it.
+ */
+int cbb_mac_key_load(const char *path, uint8_t key[CBB_MAC_KEY_LEN],
+		     cbb_err_t *err);
+
+int cbb_jobinfo_sign(cbb_jobinfo_t *ji, const uint8_t key[CBB_MAC_KEY_LEN]);
+/* True when ji carries a valid MAC (compared in constant time). */
+bool cbb_jobinfo_verify(const cbb_jobinfo_t *ji,
+			const uint8_t key[CBB_MAC_KEY_LEN]);
+
+/* Wipe key material from memory. */
+void cbb_key_wipe(uint8_t key[CBB_MAC_KEY_LEN]);
+
+#endif

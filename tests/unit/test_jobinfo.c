@@ -1,0 +1,113 @@
+/* test_jobinfo.c - the switch jobinfo: canonical form, MAC, key file. */
+#include "cmocka_all.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jobinfo.h"
+
+static cbb_jobinfo_t sample(void)
+{
+	cbb_jobinfo_t ji;
+
+	memset(&ji, 0, sizeof(ji));
+	ji.v = 1;
+	ji.job_id = 42;
+	strcpy(ji.cluster, "hpc");
+	strcpy(ji.user, "alice");
+	strcpy(ji.session, "static-hpc-42");
+	strcpy(ji.pool, "a100");
+	ji.gpus = 2;
+	ji.vram_mib = 8192;
+	strcpy(ji.endpoint, "fabric:8080");
+	ji.vlans[0] = 101;
+	ji.vlans[1] = 102;
+	ji.n_vlans = 2;
+	return ji;
+}
+
+static void test_canonical(void **state)
+{
+	cbb_jobinfo_t ji = sample();
+	cbb_buf_t b;
+
+	(void)state;
+	cbb_buf_init(&b, 0);
+	assert_int_equal(cbb_jobinfo_canonical(&ji, &b), 0);
+	assert_string_equal(b.data, "conduit-bb jobinfo\nv=1\njob_id=42\ncluster=hpc\n"
+			    "user=alice\nsession=static-hpc-42\npool=a100\ngpus=2\n"
+			    "vram_mib=8192\nendpoint=fabric:8080\nvlans=101,102\n"
+			    "directives=\n");
+	cbb_buf_free(&b);
+}
+
+static void test_sign_verify(void **state)
+{
+	uint8_t k1[CBB_MAC_KEY_LEN], k2[CBB_MAC_KEY_LEN];
+	cbb_jobinfo_t ji = sample(), other;
+
+	(void)state;
+	memset(k1, 1, sizeof(k1));
+	memset(k2, 2, sizeof(k2));
+	assert_int_equal(cbb_jobinfo_sign(&ji, k1), 0);
+	assert_int_equal(strlen(ji.mac), 64);
+	assert_true(cbb_jobinfo_verify(&ji, k1));
+	assert_false(cbb_jobinfo_verify(&ji, k2));
+	other = ji;
+	other.gpus = 3;                     /* any field change breaks it */
+	assert_false(cbb_jobinfo_verify(&other, k1));
+	other = ji;
+	other.n_vlans = 1;
+	assert_false(cbb_jobinfo_verify(&other, k1));
+	other = ji;
+	other.mac[0] = other.mac[0] == 'a' ? 'b' : 'a';
+	assert_false(cbb_jobinfo_verify(&other, k1));
+	other = ji;
+	other.mac[10] = '\0';
+	assert_false(cbb_jobinfo_verify(&other, k1));
+}
+
+static void test_key_file(void **state)
+{
+	char dir[] = "/tmp/cbb-key-XXXXXX", path[100];
+	uint8_t k[CBB_MAC_KEY_LEN], k2[CBB_MAC_KEY_LEN];
+	cbb_err_t err;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k", dir);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_mac_key_load(NULL, k, &err), -1);
+	assert_string_equal(err.msg, "SessionKeyFile is not set in conduit_bb.conf");
+	f = fopen(path, "w");
+	fputs("short", f);
+	fclose(f);
+	chmod(path, 0600);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_mac_key_load(path, k, &err), -1);
+	assert_non_null(strstr(err.msg, "holds 5 bytes"));
+	f = fopen(path, "w");
+	fputs("0123456789abcdef0123456789abcdef!", f);
+	fclose(f);
+	chmod(path, 0640);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_mac_key_load(path, k, &err), -1);
+	assert_non_null(strstr(err.msg, "must not be readable by group or others"));
+	chmod(path, 0400);
+	assert_int_equal(cbb_mac_key_load(path, k, &err), 0);
+	assert_int_equal(cbb_mac_key_load(path, k2, &err), 0);
+	assert_memory_equal(k, k2, sizeof(k)); /* derived deterministically */
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_canonical),
+		cmocka_unit_test(test_sign_verify),
+		cmocka_unit_test(test_key_file),
+	};
+	return cmocka_run_group_tests_name("jobinfo", tests, NULL, NULL);
+}
