@@ -94,6 +94,38 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
 	return done(L, c, rc, rc < 0 ? err.msg : NULL);
 }
 
+/*
+ * A job cancelled while its transfers run does not always get a
+ * teardown: when the cancel and the teardown reach slurmscriptd in the
+ * wrong order, the kill meant for the stage-in scripts kills the
+ * teardown, and Slurm keeps polling test_data_in.  So a poll that finds
+ * transfers still running asks Slurm (at most every
+ * CBB_ASK_EVERY_S seconds) whether the job is over, and if it is,
+ * aborts them.  Returns 1 (err set) when the job is over, else 0.
+ * Stage-in only: stage-out always runs after the job is over.
+ */
+#define CBB_ASK_EVERY_S 10
+
+static int job_ended(cbb_call_t *c, cbb_job_ctx_t *j, cbb_err_t *err)
+{
+	cbb_jobstate_t js;
+	char state[64];
+	cbb_err_t abort_err;
+
+	if (!cbb_ask_due(&c->cfg, c->cluster, j->job_id, CBB_ASK_EVERY_S))
+		return 0;
+	js = cbb_job_state(cbb_conf_scontrol(&c->cfg), j->job_id,
+			   CBB_SCONTROL_TIMEOUT_MS, state, sizeof(state));
+	if (js != CBB_JOB_OVER && js != CBB_JOB_GONE)
+		return 0;
+	cbb_err_clear(&abort_err);
+	if (cbb_stage_teardown(j, true, &abort_err) < 0)
+		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
+	cbb_err(err, "job %u is %s: stage-in transfers aborted",
+		j->job_id, state[0] ? state : "gone");
+	return 1;
+}
+
 static int test_hook(lua_State *L, cbb_stage_t stage)
 {
 	cbb_call_t *c = cbb_call_new(L);
@@ -107,8 +139,13 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 		return done(L, c, -1, err.msg);
 	}
 	rc = cbb_stage_poll(&j, &c->plan, stage, &err);
-	if (rc == CBB_POLL_BUSY)
+	if (rc == CBB_POLL_BUSY &&
+	    (stage != CBB_STAGE_IN || !job_ended(c, &j, &err)))
 		return done(L, c, 0, "BUSY"); /* slurm.SLURM_BB_BUSY */
+	if (rc == CBB_POLL_BUSY) {
+		cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
+		return done(L, c, -1, err.msg);
+	}
 	if (rc == CBB_POLL_FAILED) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);

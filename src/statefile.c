@@ -138,6 +138,29 @@ void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
 	(void)unlink(path);
 	path_of(path, sizeof(path), cfg, cluster, job_id, "started");
 	(void)unlink(path);
+	path_of(path, sizeof(path), cfg, cluster, job_id, "asked");
+	(void)unlink(path);
+}
+
+bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
+		 uint32_t job_id, unsigned every_s)
+{
+	char path[4200];
+	struct stat st;
+	time_t now = time(NULL);
+	int fd;
+
+	path_of(path, sizeof(path), cfg, cluster, job_id, "asked");
+	if (stat(path, &st) == 0 && st.st_mtime <= now &&
+	    now - st.st_mtime < (time_t)every_s)
+		return false;
+	(void)mkdir(cbb_conf_state_dir(cfg), 0700);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		(void)futimens(fd, NULL); /* mtime = now */
+		close(fd);
+	}
+	return true;
 }
 
 void cbb_started_record(const cbb_config_t *cfg, const char *cluster,

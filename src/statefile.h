@@ -48,6 +48,15 @@ bool cbb_started_lookup(const cbb_config_t *cfg, const char *cluster,
 			uint32_t job_id, uint32_t restart, int type,
 			uint32_t index, char *id, size_t size);
 
+/*
+ * Whether it is time to ask Slurm again about a job whose transfers are
+ * still running (at most once every `every_s` seconds per job: Slurm
+ * polls each staging job every second, and each question is an RPC to
+ * slurmctld).  Records the asking time when it answers true.
+ */
+bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
+		 uint32_t job_id, unsigned every_s);
+
 /* Forget everything kept for a job that is over. */
 void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
 		      uint32_t job_id);

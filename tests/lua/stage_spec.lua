@@ -89,6 +89,8 @@ local function new_job(directives, opts)
   local id = next_job
   local script = work .. "/job" .. id .. ".sh"
   spit(script, "#!/bin/bash\n#SBATCH -N 1\n" .. table.concat(directives, "\n") .. "\nsrun true\n")
+  -- what `scontrol show job` says: a staging job is pending
+  spit(jobstates .. "/" .. id, opts.state or "PENDING")
   return { id = tostring(id), script = script, uid = opts.uid or "61001",
            info = job_info({ job_id = id, user_id = 61001, work_dir = work,
                              restart_cnt = opts.restart or 0, cluster = "testcluster" }) }
@@ -319,6 +321,29 @@ describe("staging hooks against a Conduit server", function()
     assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
     assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+  end)
+
+  it("a poll aborts stage-in for a job cancelled without a teardown", function()
+    -- the cancel can kill the teardown; Slurm then keeps polling
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/lost-teardown" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    local mark = rpc_mark()
+    fresh()
+    local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.same({ 0, "BUSY" }, { rc, msg })       -- pending: left alone
+    spit(jobstates .. "/" .. j.id, "CANCELLED")
+    fresh()
+    rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.same({ 0, "BUSY" }, { rc, msg })       -- Slurm asked < 10 s ago
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    sh("touch -d '-11 seconds' " .. statedir .. "/testcluster." .. j.id .. ".asked")
+    fresh()
+    rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.equal(-1, rc)
+    assert.are.equal("job " .. j.id .. " is CANCELLED: stage-in transfers aborted", msg)
+    assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
   end)
 
   it("teardown without hurry neither aborts nor waits", function()
