@@ -48,7 +48,8 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 CORE := err buf utf8 script symbols words path config readfile directive netreq
 CLI_ONLY :=
 # The Conduit client: protobuf-c messages generated from src/proto.
-CLIENT := grpc conduit key stage statefile jobstate status jobinfo
+CLIENT := grpc conduit key stage statefile jobstate status jobinfo controller \
+          sessionfile
 MOD  := luahost hooks_bb hooks_stage hooks_switch module
 
 LB     := $(B)/lua$(LUA_VERSION)

@@ -171,18 +171,40 @@ static int set_word(cbb_config_t *c, const char *val, void *field,
 	return 0;
 }
 
+/* One of two words: `off` sets *flag false, `on` sets it true. */
+static int set_either(bool *flag, const char *val, const char *off,
+		      const char *on, cbb_err_t *err)
+{
+	if (strcasecmp(val, off) && strcasecmp(val, on))
+		return cbb_err(err, "'%s' is neither %s nor %s", val, off, on);
+	*flag = !strcasecmp(val, on);
+	return 0;
+}
+
 static int set_controller(cbb_config_t *c, const char *val, void *field,
 			  cbb_err_t *err)
 {
-	(void)c;
 	(void)field;
-	if (!strcasecmp(val, "none"))
-		return 0;
-	if (!strcasecmp(val, "http"))
-		return cbb_err(err, "'http' is not available in this version "
-			       "(the controller client is being built); use "
-			       "none");
-	return cbb_err(err, "'%s' is neither none nor http", val);
+	return set_either(&c->switch_http, val, "none", "http", err);
+}
+
+static int set_delivery(cbb_config_t *c, const char *val, void *field,
+			cbb_err_t *err)
+{
+	(void)field;
+	return set_either(&c->session_file, val, "env", "file", err);
+}
+
+static int set_https_url(cbb_config_t *c, const char *val, void *field,
+			 cbb_err_t *err)
+{
+	size_t n = strlen(val);
+
+	if (strncmp(val, "https://", 8) || n < 9 || val[n - 1] == '/' ||
+	    strpbrk(val, " \t\"'<>\\"))
+		return cbb_err(err, "'%s' is not an https:// URL without a "
+			       "trailing '/'", val);
+	return set_string(c, val, field, err);
 }
 
 static int set_vlans(cbb_config_t *c, const char *val, void *field,
@@ -369,7 +391,14 @@ static const key_t_ keys[] = {
 	{ "SwitchSpecialSteps", set_bool, OFF(special_steps), "no" },
 	{ "SwitchBlockJobComplete", set_bool, OFF(block_job_complete), "no" },
 	{ "SwitchController", set_controller, 0, "none" },
+	{ "SwitchControllerURL", set_https_url, OFF(switch_url), "https://broker.example.org:8443" },
+	{ "SwitchCACert", set_file, OFF(switch_ca), "/etc/slurm/broker-ca.pem" },
+	{ "SwitchClientCert", set_file, OFF(switch_cert), "/etc/slurm/broker-client.pem" },
+	{ "SwitchClientKey", set_file, OFF(switch_key), "/etc/slurm/broker-client.key" },
+	{ "SwitchTimeout", set_duration, OFF(switch_timeout_ms), "5" },
 	{ "SessionKeyFile", set_file, OFF(session_key_file), "/etc/slurm/conduit_bb.key" },
+	{ "SessionDelivery", set_delivery, 0, "env" },
+	{ "SessionDir", set_file, OFF(session_dir), CBB_SESSION_DIR },
 	{ "SwitchEndpoint", set_string, OFF(switch_endpoint), "fabric.example.org:8080" },
 	{ "SwitchVlans", set_vlans, 0, "101,102" },
 };
@@ -388,6 +417,7 @@ void cbb_config_defaults(cbb_config_t *c)
 	c->max_source_bytes = DEFAULT_MAX_SOURCE_BYTES;
 	c->down_grace_s = DEFAULT_DOWN_GRACE_S;
 	strcpy(c->switch_prefix, "conduit");
+	c->switch_timeout_ms = 5000;
 	for (s = 0; s < 2; s++)
 		for (k = 0; k < 2; k++)
 			c->allow[s][k].n = 0; /* empty list: anywhere */
@@ -406,7 +436,12 @@ void cbb_config_free(cbb_config_t *c)
 	free(c->state_dir);
 	free(c->scontrol);
 	free(c->session_key_file);
+	free(c->session_dir);
 	free(c->switch_endpoint);
+	free(c->switch_url);
+	free(c->switch_ca);
+	free(c->switch_cert);
+	free(c->switch_key);
 	for (s = 0; s < 2; s++)
 		for (k = 0; k < 2; k++)
 			prefixes_clear(&c->allow[s][k]);

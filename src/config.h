@@ -60,12 +60,21 @@ typedef struct {
 	bool special_steps;
 	bool block_job_complete;
 	char *session_key_file;
+	bool session_file;       /* SessionDelivery=file */
+	char *session_dir;       /* NULL: CBB_SESSION_DIR */
+	bool switch_http;        /* SwitchController=http */
+	char *switch_url;        /* https://host:port */
+	char *switch_ca;
+	char *switch_cert;
+	char *switch_key;
+	unsigned switch_timeout_ms;
 	char *switch_endpoint;   /* static fabric facts, no controller */
 	unsigned switch_vlans[16];
 	size_t n_switch_vlans;
 } cbb_config_t;
 
 #define CBB_STATE_DIR "/var/spool/conduit_bb"
+#define CBB_SESSION_DIR "/run/conduit_bb"
 
 static inline const char *cbb_conf_state_dir(const cbb_config_t *c)
 {

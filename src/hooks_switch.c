@@ -14,11 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pwd.h>
+
 #include "config.h"
+#include "controller.h"
 #include "jobinfo.h"
 #include "key.h"
 #include "luahost.h"
 #include "netreq.h"
+#include "sessionfile.h"
 
 #define CBB_EAGAIN_DEFAULT 11 /* Slurm's EAGAIN when slurm.EAGAIN is absent */
 
@@ -42,6 +46,8 @@ static const struct {
 	{ "endpoint", S(endpoint) },
 	{ "vlans", F_VLANS, 0, 0 },
 	{ "directives", S(directives) },
+	{ "token", S(token) },
+	{ "env", S(env) },
 	{ "mac", S(mac) },
 #undef S
 #undef N
@@ -228,6 +234,63 @@ static int l_setup_special_steps(lua_State *L)
 }
 
 /*
+ * SwitchController=http: reserve (an idempotent PUT: a repeated job_start
+ * gets the same session) and fill the jobinfo.  A failure after the
+ * reservation releases it again: a failed setup is never torn down.
+ */
+static int reserve(lua_State *L, cbb_call_t *c, const cbb_netreq_t *req,
+		   cbb_jobinfo_t *ji, cbb_err_t *err)
+{
+	char nodes[1024], part[128], num[32], uidb[32];
+	cbb_session_t s;
+	cbb_ctl_job_t cj;
+	cbb_ctl_rc_t r;
+	struct passwd *pw;
+	int rc = 0;
+
+	cj.cluster = ji->cluster;
+	cj.job_id = ji->job_id;
+	cj.user = ji->user;
+	tfield(L, 1, "user_id", uidb, sizeof(uidb));
+	pw = uidb[0] ? NULL : getpwnam(ji->user);
+	cj.uid = uidb[0] ? (uint32_t)strtoul(uidb, NULL, 10) :
+			   pw ? (uint32_t)pw->pw_uid : 0;
+	cj.nodes = tfield(L, 1, "nodes", nodes, sizeof(nodes));
+	cj.num_nodes = (uint32_t)strtoul(tfield(L, 1, "num_nodes", num,
+						sizeof(num)), NULL, 10);
+	cj.partition = tfield(L, 1, "partition", part, sizeof(part));
+	cj.req = req;
+	r = cbb_ctl_reserve(&c->cfg, &cj, &s, err);
+	if (r == CBB_CTL_NO_CAPACITY) {
+		size_t n = strlen(err->msg);
+
+		snprintf(err->msg + n, sizeof(err->msg) - n,
+			 "; Slurm requeues the job");
+	}
+	if (r != CBB_CTL_OK)
+		return -1;
+	snprintf(ji->session, sizeof(ji->session), "%s", s.session_id);
+	snprintf(ji->pool, sizeof(ji->pool), "%s", s.pool[0] ? s.pool : req->pool);
+	ji->gpus = s.gpus ? s.gpus : req->gpus;
+	ji->vram_mib = s.vram_mib ? s.vram_mib : req->vram_mib;
+	memcpy(ji->endpoint, s.endpoint, sizeof(ji->endpoint));
+	memcpy(ji->vlans, s.vlans, sizeof(ji->vlans));
+	ji->n_vlans = s.n_vlans;
+	memcpy(ji->env, s.env, sizeof(ji->env));
+	if (s.token[0] &&
+	    cbb_seal(c->cfg.session_key_file, ji->job_id, ji->cluster, s.token,
+		     ji->token, sizeof(ji->token), err) < 0) {
+		cbb_err_t e2;
+
+		cbb_err_clear(&e2);
+		(void)cbb_ctl_release(&c->cfg, ji->cluster, ji->job_id, &e2);
+		rc = -1;
+	}
+	memset(s.token, 0, sizeof(s.token));
+	return rc;
+}
+
+/*
  * slurm_switch_job_start(job) -> rc, jobinfo
  * SUCCESS + table: accepted; SUCCESS + nil: not ours (no conduit segment
  * in --network); ERROR: the setup failed (Slurm requeues the job).
@@ -285,18 +348,29 @@ static int l_job_start(lua_State *L)
 	cbb_key_cluster(ji.cluster, c->cluster);
 	snprintf(ji.user, sizeof(ji.user), "%s",
 		 tfield(L, 1, "user_name", buf, sizeof(buf)));
-	snprintf(ji.session, sizeof(ji.session), "static-%s-%ld", ji.cluster,
-		 job_id);
-	memcpy(ji.pool, req.pool, sizeof(ji.pool));
-	ji.gpus = req.gpus;
-	ji.vram_mib = req.vram_mib;
-	if (c->cfg.switch_endpoint)
-		snprintf(ji.endpoint, sizeof(ji.endpoint), "%s",
-			 c->cfg.switch_endpoint);
-	ji.n_vlans = c->cfg.n_switch_vlans;
-	memcpy(ji.vlans, c->cfg.switch_vlans, sizeof(ji.vlans));
 	cbb_netreq_directives(req.directives, ji.directives,
 			      sizeof(ji.directives));
+	if (c->cfg.switch_http) {
+		if (reserve(L, c, &req, &ji, &err) < 0) {
+			cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: setup "
+				"failed: %s", job_id, err.msg);
+			cbb_key_wipe(key);
+			cbb_call_done(c);
+			lua_pushinteger(L, -1);
+			return 1;
+		}
+	} else {
+		snprintf(ji.session, sizeof(ji.session), "static-%s-%ld",
+			 ji.cluster, job_id);
+		memcpy(ji.pool, req.pool, sizeof(ji.pool));
+		ji.gpus = req.gpus;
+		ji.vram_mib = req.vram_mib;
+		if (c->cfg.switch_endpoint)
+			snprintf(ji.endpoint, sizeof(ji.endpoint), "%s",
+				 c->cfg.switch_endpoint);
+		ji.n_vlans = c->cfg.n_switch_vlans;
+		memcpy(ji.vlans, c->cfg.switch_vlans, sizeof(ji.vlans));
+	}
 	cbb_jobinfo_sign(&ji, key);
 	cbb_key_wipe(key);
 	cbb_log(L, CBB_LOG_VERBOSE, "switch: job %ld: session %s (pool %s, "
@@ -318,7 +392,41 @@ static int l_job_complete(lua_State *L)
 
 	cbb_err_clear(&err);
 	if (request_of(L, c, 1, &req, &err) < 0)
-		req.directives = 0; /* nothing to release without a controller */
+		req.directives = 0;
+	if (c->cfg.switch_http && !(req.directives & (CBB_TD_COMPLETE_CRASH |
+						      CBB_TD_COMPLETE_AGAIN))) {
+		/* release by job id: also finds an abandoned setup's session */
+		long job_id;
+		cbb_ctl_rc_t r;
+
+		lua_getfield(L, 1, "job_id");
+		job_id = cbb_arg_id(L, -1);
+		lua_pop(L, 1);
+		cbb_call_cluster(L, c, 1);
+		r = job_id < 0 ? CBB_CTL_TRANSIENT :
+				 cbb_ctl_release(&c->cfg, c->cluster ? c->cluster : "",
+						 (uint32_t)job_id, &err);
+		if (r == CBB_CTL_OK || r == CBB_CTL_GONE) {
+			cbb_log(L, CBB_LOG_VERBOSE, "switch: job %ld: session %s",
+				job_id, r == CBB_CTL_OK ? "released" :
+				"already released");
+			cbb_call_done(c);
+			lua_pushinteger(L, 0);
+			return 1;
+		}
+		if (!err.set)
+			cbb_err(&err, "job has no job_id");
+		cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: release failed: %s%s",
+			job_id, err.msg, c->cfg.block_job_complete ?
+			" (will be retried)" : "");
+		if (c->cfg.block_job_complete)
+			req.directives |= CBB_TD_COMPLETE_AGAIN;
+		else {
+			cbb_call_done(c);
+			lua_pushinteger(L, -1);
+			return 1;
+		}
+	}
 	cbb_call_done(c);
 	if (req.directives & CBB_TD_COMPLETE_CRASH)
 		return luaL_error(L, "conduit_bb: complete_crash test directive");
@@ -464,8 +572,66 @@ static int l_step_init(lua_State *L)
 		lua_pushstring(L, vlans);
 		lua_setfield(L, -2, "CONDUIT_SESSION_VLANS");
 	}
-	/* never let a token from the submitting shell leak into the step */
-	lua_pushboolean(L, 0);
+	/* the controller's variables (names checked when they arrived) */
+	{
+		char *line = ji.env, *nl, *eq;
+
+		while (*line && (nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			eq = strchr(line, '=');
+			if (eq) {
+				*eq = '\0';
+				lua_pushstring(L, eq + 1);
+				lua_setfield(L, -2, line);
+			}
+			line = nl + 1;
+		}
+	}
+	if (ji.token[0]) {
+		char token[1100];
+		cbb_config_t cfg;
+		cbb_err_t err;
+
+		cbb_err_clear(&err);
+		if (cbb_config_load(&cfg, NULL, &err) < 0 ||
+		    cbb_unseal(cfg.session_key_file, ji.job_id, ji.cluster,
+			       ji.token, token, sizeof(token), &err) < 0) {
+			cbb_config_free(&cfg);
+			cbb_log(L, CBB_LOG_ERROR, "switch: step_init: job %u: %s",
+				ji.job_id, err.msg);
+			lua_pop(L, 2);
+			lua_pushinteger(L, -1);
+			return 1;
+		}
+		if (cfg.session_file) {
+			/* the token goes to a 0600 file of the job's user */
+			char path[4200];
+
+			rc = cbb_session_file_write(
+				cfg.session_dir ? cfg.session_dir : CBB_SESSION_DIR,
+				ji.cluster, ji.job_id, ji.user, token, path,
+				sizeof(path), &err);
+			memset(token, 0, sizeof(token));
+			cbb_config_free(&cfg);
+			if (rc < 0) {
+				cbb_log(L, CBB_LOG_ERROR, "switch: step_init: "
+					"job %u: %s", ji.job_id, err.msg);
+				lua_pop(L, 2);
+				lua_pushinteger(L, -1);
+				return 1;
+			}
+			lua_pushstring(L, path);
+			lua_setfield(L, -2, "CONDUIT_SESSION_TOKEN_FILE");
+			lua_pushboolean(L, 0);
+		} else {
+			cbb_config_free(&cfg);
+			lua_pushstring(L, token);
+			memset(token, 0, sizeof(token));
+		}
+	} else {
+		/* never let a token from the submitting shell leak in */
+		lua_pushboolean(L, 0);
+	}
 	lua_setfield(L, -2, "CONDUIT_SESSION_TOKEN");
 	return 2;
 }

@@ -4,6 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +25,24 @@ int cbb_jobinfo_canonical(const cbb_jobinfo_t *ji, cbb_buf_t *out)
 			     (unsigned long long)ji->vram_mib, ji->endpoint);
 	for (i = 0; i < ji->n_vlans; i++)
 		rc |= cbb_buf_printf(out, "%s%u", i ? "," : "", ji->vlans[i]);
-	rc |= cbb_buf_printf(out, "\ndirectives=%s\n", ji->directives);
+	rc |= cbb_buf_printf(out, "\ndirectives=%s\ntoken=%s\nenv=%s", ji->directives,
+			     ji->token, ji->env);
 	return rc ? -1 : 0;
 }
+
+static int derive(const char *path, const char *label, uint8_t *key,
+		  cbb_err_t *err);
 
 int cbb_mac_key_load(const char *path, uint8_t key[CBB_MAC_KEY_LEN],
 		     cbb_err_t *err)
 {
-	static const char label[] = "conduit-bb jobinfo mac v1";
+	return derive(path, "conduit-bb jobinfo mac v1", key, err);
+}
+
+/* A key for `label` from SessionKeyFile, which must be private. */
+static int derive(const char *path, const char *label, uint8_t *key,
+		  cbb_err_t *err)
+{
 	unsigned int len = CBB_MAC_KEY_LEN;
 	struct stat st;
 	char *data;
@@ -53,7 +64,7 @@ int cbb_mac_key_load(const char *path, uint8_t key[CBB_MAC_KEY_LEN],
 			     "at least 32 random bytes (e.g. openssl rand 64)",
 			     path, n);
 	} else if (!HMAC(EVP_sha256(), data, (int)n,
-			 (const unsigned char *)label, sizeof(label) - 1, key,
+			 (const unsigned char *)label, strlen(label), key,
 			 &len)) {
 		rc = cbb_err(err, "cannot derive a key from %s", path);
 	}
@@ -103,4 +114,96 @@ bool cbb_jobinfo_verify(const cbb_jobinfo_t *ji,
 void cbb_key_wipe(uint8_t key[CBB_MAC_KEY_LEN])
 {
 	OPENSSL_cleanse(key, CBB_MAC_KEY_LEN);
+}
+
+#define NONCE 12
+#define TAG 16
+
+static void aad_of(char *aad, size_t size, uint32_t job_id, const char *cluster)
+{
+	snprintf(aad, size, "conduit-bb token v1|%s|%u", cluster, job_id);
+}
+
+int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
+	     const char *plain, char *out, size_t size, cbb_err_t *err)
+{
+	uint8_t key[32], buf[NONCE + 1024 + TAG];
+	size_t n = strlen(plain);
+	char aad[160];
+	EVP_CIPHER_CTX *ctx;
+	int len, ok = 0;
+
+	if (n > 1024)
+		return cbb_err(err, "session token longer than 1024 bytes");
+	if (4 * ((NONCE + n + TAG + 2) / 3) + 1 > size)
+		return cbb_err(err, "sealed token does not fit");
+	if (derive(keyfile, "conduit-bb token seal v1", key, err) < 0)
+		return -1;
+	aad_of(aad, sizeof(aad), job_id, cluster);
+	ctx = EVP_CIPHER_CTX_new();
+	if (ctx && RAND_bytes(buf, NONCE) == 1 &&
+	    EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) == 1 &&
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE, NULL) == 1 &&
+	    EVP_EncryptInit_ex(ctx, NULL, NULL, key, buf) == 1 &&
+	    EVP_EncryptUpdate(ctx, NULL, &len, (const unsigned char *)aad,
+			      (int)strlen(aad)) == 1 &&
+	    EVP_EncryptUpdate(ctx, buf + NONCE, &len,
+			      (const unsigned char *)plain, (int)n) == 1 &&
+	    EVP_EncryptFinal_ex(ctx, buf + NONCE + len, &len) == 1 &&
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG,
+				buf + NONCE + n) == 1) {
+		EVP_EncodeBlock((unsigned char *)out, buf, (int)(NONCE + n + TAG));
+		ok = 1;
+	}
+	EVP_CIPHER_CTX_free(ctx);
+	OPENSSL_cleanse(key, sizeof(key));
+	return ok ? 0 : cbb_err(err, "cannot seal the session token");
+}
+
+int cbb_unseal(const char *keyfile, uint32_t job_id, const char *cluster,
+	       const char *sealed, char *out, size_t size, cbb_err_t *err)
+{
+	uint8_t key[32], buf[NONCE + 1024 + TAG + 8];
+	size_t sl = strlen(sealed);
+	char aad[160];
+	EVP_CIPHER_CTX *ctx;
+	int n, len, ok = 0;
+
+	if (sl % 4 || sl > 4 * ((sizeof(buf) - 8) / 3))
+		return cbb_err(err, "sealed token is malformed");
+	n = EVP_DecodeBlock(buf, (const unsigned char *)sealed, (int)sl);
+	if (n < 0)
+		return cbb_err(err, "sealed token is malformed");
+	if (sl >= 1 && sealed[sl - 1] == '=')
+		n--;
+	if (sl >= 2 && sealed[sl - 2] == '=')
+		n--;
+	if (n < NONCE + TAG || (size_t)(n - NONCE - TAG) >= size)
+		return cbb_err(err, "sealed token is malformed");
+	if (derive(keyfile, "conduit-bb token seal v1", key, err) < 0)
+		return -1;
+	aad_of(aad, sizeof(aad), job_id, cluster);
+	n -= NONCE + TAG;
+	ctx = EVP_CIPHER_CTX_new();
+	if (ctx &&
+	    EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) == 1 &&
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE, NULL) == 1 &&
+	    EVP_DecryptInit_ex(ctx, NULL, NULL, key, buf) == 1 &&
+	    EVP_DecryptUpdate(ctx, NULL, &len, (const unsigned char *)aad,
+			      (int)strlen(aad)) == 1 &&
+	    EVP_DecryptUpdate(ctx, (unsigned char *)out, &len, buf + NONCE, n) == 1 &&
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG,
+				buf + NONCE + n) == 1 &&
+	    EVP_DecryptFinal_ex(ctx, (unsigned char *)out + len, &len) == 1) {
+		out[n] = '\0';
+		ok = 1;
+	}
+	EVP_CIPHER_CTX_free(ctx);
+	OPENSSL_cleanse(key, sizeof(key));
+	if (!ok) {
+		OPENSSL_cleanse(out, size);
+		return cbb_err(err, "sealed token does not open (altered, for "
+			       "another job, or another SessionKeyFile)");
+	}
+	return 0;
 }

@@ -33,6 +33,8 @@ typedef struct {
 	unsigned vlans[16];
 	size_t n_vlans;
 	char directives[256];
+	char token[2048];  /* the controller's token, sealed (cbb_seal) */
+	char env[1024];    /* controller variables, "NAME=value\n"... */
 	char mac[65];   /* lower-case hex */
 } cbb_jobinfo_t;
 
@@ -50,6 +52,17 @@ int cbb_jobinfo_sign(cbb_jobinfo_t *ji, const uint8_t key[CBB_MAC_KEY_LEN]);
 /* True when ji carries a valid MAC (compared in constant time). */
 bool cbb_jobinfo_verify(const cbb_jobinfo_t *ji,
 			const uint8_t key[CBB_MAC_KEY_LEN]);
+
+/*
+ * Seal a secret (the session token) for one job: AES-256-GCM under a key
+ * derived from SessionKeyFile (not the MAC key), a random nonce, the job
+ * id and cluster as associated data; base64(nonce | ciphertext | tag).
+ * Unseal fails on any change, or for another job.
+ */
+int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
+	     const char *plain, char *out, size_t size, cbb_err_t *err);
+int cbb_unseal(const char *keyfile, uint32_t job_id, const char *cluster,
+	       const char *sealed, char *out, size_t size, cbb_err_t *err);
 
 /* Wipe key material from memory. */
 void cbb_key_wipe(uint8_t key[CBB_MAC_KEY_LEN]);

@@ -17,6 +17,8 @@ chmod 0755 "$scratch"
 server=$scratch/conduit
 cleanup() {
 	sh tests/conduit/server-ctl.sh stop "$server" 2>/dev/null
+	sh tests/switch/controller-ctl.sh stop "$scratch/controller" 2>/dev/null
+	sh tests/switch/controller-ctl.sh stop "$scratch/controller-asan" 2>/dev/null
 	rm -rf "$log" "$scratch"
 }
 trap cleanup EXIT
@@ -118,8 +120,26 @@ check "192 hook calls on every path (bad config, refused, TLS failure, bad args)
 	hooks_are_silent
 
 # --- the switch half, through an emulated switch/lua host -----------------
+controller=$scratch/controller
+check "the test session controller starts (HTTPS, client certificates, 127.0.0.1)" \
+	sh tests/switch/controller-ctl.sh start "$controller"
 check "switch: whole job lifecycles through the emulated switch/lua host (Lua 5.4)" \
-	$B/test/test_switch $B/lua5.4
+	$B/test/test_switch $B/lua5.4 "$controller"
+switch_asan() {
+	# a controller of its own: the scenarios count sessions per job id
+	sh tests/switch/controller-ctl.sh start "$controller-asan" || return 1
+	out=$scratch/asan-switch.out
+	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
+		ASAN_OPTIONS=detect_leaks=0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan" >"$out" 2>&1
+	rc=$?
+	tail -n 5 "$out"
+	if grep -q 'Sanitizer\|runtime error' "$out"; then
+		grep -A 12 'Sanitizer\|runtime error' "$out" | head -40
+		return 1
+	fi
+	return $rc
+}
+check "switch lifecycles with conduit_bb.so under ASan+UBSan" switch_asan
 
 # --- conduit-bb check: golden output ------------------------------------
 cli_case() {

@@ -6,6 +6,7 @@
 #include "../unit/cmocka_all.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,7 +14,7 @@
 
 static char dir[] = "/tmp/cbb-switch-XXXXXX";
 static char conf[300], keyfile[300], otherkey[300], cpath[1024];
-static const char *module_dir;
+static const char *module_dir, *ctl_dir; /* the test controller, if any */
 
 static void write_file(const char *path, const char *text, mode_t mode)
 {
@@ -314,6 +315,255 @@ static void test_host_kills_slow_setup(void **state)
 	assert_int_equal(j.complete_calls, 1); /* torn down with nil jobinfo */
 }
 
+/* ---- with a session controller (tests/switch/controller.py) ---------- */
+
+static void ctl(const char *what)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "sh tests/switch/controller-ctl.sh %s %s", what,
+		 ctl_dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void http_conf(const char *extra)
+{
+	char text[2048], port[16] = "";
+	FILE *f;
+
+	snprintf(text, sizeof(text), "%s/port", ctl_dir);
+	f = fopen(text, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(port, sizeof(port), f));
+	fclose(f);
+	port[strcspn(port, "\n")] = '\0';
+	snprintf(text, sizeof(text),
+		 "SwitchController=http\nSwitchControllerURL=https://localhost:%s\n"
+		 "SwitchCACert=%s/pki/ca.crt\nSwitchClientCert=%s/pki/service.crt\n"
+		 "SwitchClientKey=%s/pki/service.key\nSwitchTimeout=2\n%s",
+		 port, ctl_dir, ctl_dir, ctl_dir, extra);
+	set_conf(text);
+}
+
+/* How many controller log lines say `what` for job `id`. */
+static int ctl_count(const char *what, long id)
+{
+	char path[400], line[1024], pat[64], job[32];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/log", ctl_dir);
+	snprintf(pat, sizeof(pat), "\"what\": \"%s\"", what);
+	snprintf(job, sizeof(job), "/%ld\"", id);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, pat) && strstr(line, job);
+	fclose(f);
+	return n;
+}
+
+static void faults(const char *json)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/faults.json", ctl_dir);
+	write_file(path, json, 0644);
+}
+
+static void test_http_session(void **state)
+{
+	host_t h;
+	host_job_t j = job(201, "conduit:pool=a100+gpus=2");
+	step_result_t r;
+	char *tok;
+
+	(void)state;
+	http_conf("");
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+	assert_int_equal(ctl_count("created", 201), 1);
+	host_step(&h, &j, "SLURM_JOB_ID=201\n", &r);
+	assert_false(r.failed);
+	tok = strstr(r.env, "CONDUIT_SESSION_TOKEN=tok-");
+	assert_non_null(tok);
+	assert_true(env_has(&r, "BROKER_REGION=test-1"));
+	assert_null(strstr(r.env, "SLURM_BAD"));       /* SLURM_* refused */
+	assert_null(strstr(r.env, "BAD NAME"));
+	assert_true(env_has(&r, "CONDUIT_SESSION_ENDPOINT=broker-1.example.invalid:7443"));
+	assert_true(env_has(&r, "CONDUIT_SESSION_VLANS=101,201"));
+	/* the token is sealed in the jobinfo and never logged */
+	{
+		char token[64];
+
+		snprintf(token, sizeof(token), "%.36s", tok + strlen("CONDUIT_SESSION_TOKEN="));
+		assert_null(memmem(j.packed, j.packed_len, token, strlen(token)));
+		assert_null(strstr(h.log, token));
+	}
+	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	assert_int_equal(ctl_count("released", 201), 1);
+	/* a repeated teardown (restart) finds it gone: still released */
+	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	assert_int_equal(ctl_count("released", 201), 1);
+}
+
+static void test_http_repeat_start(void **state)
+{
+	host_t h;
+	host_job_t a = job(202, "conduit:pool=t4+gpus=1"), b = job(202, "conduit:pool=t4+gpus=1");
+
+	(void)state;
+	http_conf("");
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &a), START_ACCEPTED);
+	assert_int_equal(host_job_start(&h, &b), START_ACCEPTED); /* restart */
+	assert_int_equal(ctl_count("created", 202), 1);
+	assert_int_equal(ctl_count("existing", 202), 1);
+	assert_non_null(memmem(b.packed, b.packed_len, "sess-", 5));
+	assert_int_equal(host_job_complete(&h, &b), COMPLETE_RELEASED);
+	assert_int_equal(ctl_count("released", 202), 1);
+}
+
+static void test_http_no_capacity(void **state)
+{
+	host_t h;
+	host_job_t big = job(203, "conduit:pool=a100+gpus=4"), more = job(204, "conduit:pool=a100+gpus=2");
+
+	(void)state;
+	http_conf("");
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &big), START_ACCEPTED);
+	assert_int_equal(host_job_start(&h, &more), START_FAILED);
+	assert_non_null(strstr(h.log, "switch: job 204: setup failed: no capacity in pool "
+			       "a100: need 2 GPU(s), 0 free; Slurm requeues the job"));
+	assert_int_equal(host_job_complete(&h, &big), COMPLETE_RELEASED);
+	/* the requeued job gets its session once capacity is back */
+	assert_int_equal(host_job_start(&h, &more), START_ACCEPTED);
+	assert_int_equal(host_job_complete(&h, &more), COMPLETE_RELEASED);
+}
+
+static void test_http_controller_trouble(void **state)
+{
+	host_t h;
+	host_job_t a = job(205, "conduit:pool=t4+gpus=1"), b = job(206, "conduit:pool=t4");
+
+	(void)state;
+	/* a failed release with block_job_complete: EAGAIN, then success */
+	http_conf("SwitchBlockJobComplete=yes\n");
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &a), START_ACCEPTED);
+	faults("{\"fail_next\": 1, \"status\": 503}");
+	assert_int_equal(host_job_complete(&h, &a), COMPLETE_RELEASED);
+	assert_int_equal(a.complete_calls, 2);
+	assert_int_equal(ctl_count("released", 205), 1);
+	/* controller down: setup fails; release retried, then drained */
+	ctl("stop");
+	assert_int_equal(host_job_start(&h, &b), START_FAILED);
+	assert_non_null(strstr(h.log, "switch: job 206: setup failed: controller PUT"));
+	b.packed_len = 0;
+	b.complete_calls = 0;
+	assert_int_equal(host_job_complete(&h, &b), COMPLETE_DRAINED);
+	assert_int_equal(b.complete_calls, 3); /* 1 + switch_retries */
+	/* without block_job_complete a failed release fails at once */
+	http_conf("");
+	new_host(&h);
+	b.complete_calls = 0;
+	assert_int_equal(host_job_complete(&h, &b), COMPLETE_DRAINED);
+	assert_int_equal(b.complete_calls, 1);
+	ctl("start");
+	faults("{}");
+}
+
+static void test_http_abandoned_setup(void **state)
+{
+	host_t h;
+	host_job_t j = job(207, "conduit:pool=t4+gpus=2");
+
+	(void)state;
+	http_conf("");
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+	j.packed_len = 0; /* the setup's answer was lost: nil jobinfo */
+	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	assert_int_equal(ctl_count("released", 207), 1);
+}
+
+static void test_http_tampered_token(void **state)
+{
+	host_t h;
+	host_job_t j = job(208, "conduit:pool=t4");
+	step_result_t r;
+	char *p;
+
+	(void)state;
+	http_conf("");
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+	p = memmem(j.packed, j.packed_len, "S5:token", 8);
+	assert_non_null(p);
+	p = strchr(p + 8, ':') + 5; /* inside the sealed value */
+	*p = *p == 'A' ? 'B' : 'A';
+	host_step(&h, &j, "", &r);
+	assert_true(r.failed);
+	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+}
+
+/* SessionDelivery=file: the token in a 0600 file of the job's user. */
+static void test_http_token_file(void **state)
+{
+	host_t h;
+	host_job_t j = job(209, "conduit:pool=t4");
+	step_result_t r;
+	char extra[600], path[600], want[700], token[128] = "";
+	struct passwd *pw = getpwnam("nobody");
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(pw);
+	j.user_name = "nobody";
+	snprintf(extra, sizeof(extra), "SessionDelivery=file\nSessionDir=%s/sessions\n", dir);
+	http_conf(extra);
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+	host_step(&h, &j, "CONDUIT_SESSION_TOKEN=from-the-shell\n", &r);
+	assert_false(r.failed);
+	snprintf(path, sizeof(path), "%s/sessions/emulated.209.token", dir);
+	snprintf(want, sizeof(want), "CONDUIT_SESSION_TOKEN_FILE=%s", path);
+	assert_true(env_has(&r, want));
+	assert_null(strstr(r.env, "CONDUIT_SESSION_TOKEN="));  /* unset */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_uid, pw->pw_uid);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(token, sizeof(token), f));
+	fclose(f);
+	assert_int_equal(strncmp(token, "tok-", 4), 0);
+	assert_null(strstr(h.log, token + 4));
+	/* a second step rewrites the same file */
+	host_step(&h, &j, "", &r);
+	assert_false(r.failed);
+	assert_true(env_has(&r, want));
+	/* a user this node does not know fails the step, clearly */
+	j.user_name = "no-such-user-cbb";
+	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	{
+		host_job_t k = job(210, "conduit:pool=t4");
+
+		k.user_name = "no-such-user-cbb";
+		assert_int_equal(host_job_start(&h, &k), START_ACCEPTED);
+		host_step(&h, &k, "", &r);
+		assert_true(r.failed);
+		assert_non_null(strstr(h.log, "session file: unknown user 'no-such-user-cbb'"));
+		assert_int_equal(host_job_complete(&h, &k), COMPLETE_RELEASED);
+	}
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/sessions", dir);
+	rmdir(path);
+}
+
 static void test_only_defined_globals(void **state)
 {
 	host_t h;
@@ -338,10 +588,22 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_step_directives),
 		cmocka_unit_test(test_abandoned_setup),
 		cmocka_unit_test(test_host_kills_slow_setup),
+		cmocka_unit_test(test_http_session),
+		cmocka_unit_test(test_http_repeat_start),
+		cmocka_unit_test(test_http_no_capacity),
+		cmocka_unit_test(test_http_controller_trouble),
+		cmocka_unit_test(test_http_abandoned_setup),
+		cmocka_unit_test(test_http_tampered_token),
+		cmocka_unit_test(test_http_token_file),
 	};
 	int fd, rc;
 
 	module_dir = argc > 1 ? argv[1] : "build/lua5.4";
+	ctl_dir = argc > 2 ? argv[2] : NULL;
+	if (!ctl_dir) {
+		fprintf(stderr, "usage: test_switch MODULE_DIR CONTROLLER_DIR\n");
+		return 2;
+	}
 	snprintf(cpath, sizeof(cpath), "%s/?.so", module_dir);
 	assert_non_null(mkdtemp(dir));
 	snprintf(conf, sizeof(conf), "%s/conduit_bb.conf", dir);

@@ -113,6 +113,9 @@ static const struct {
 	{ "ServerDownGrace=1h", "t.conf line 1: ServerDownGrace: '1h' is not a whole number from 0 to 86400; e.g. ServerDownGrace=300" },
 	{ "Scontrol=bin/scontrol", "t.conf line 1: Scontrol: 'bin/scontrol' must be an absolute path or a bare command name; e.g. Scontrol=/usr/bin/scontrol" },
 	{ "StateDir=spool", "t.conf line 1: StateDir: 'spool' is not an absolute path; e.g. StateDir=/var/spool/conduit_bb" },
+	{ "SwitchController=grpc", "t.conf line 1: SwitchController: 'grpc' is neither none nor http; e.g. SwitchController=none" },
+	{ "SessionDelivery=mail", "t.conf line 1: SessionDelivery: 'mail' is neither env nor file; e.g. SessionDelivery=env" },
+	{ "SessionDir=run/cbb", "t.conf line 1: SessionDir: 'run/cbb' is not an absolute path; e.g. SessionDir=/run/conduit_bb" },
 };
 
 static void test_bad(void **state)

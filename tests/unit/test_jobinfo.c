@@ -37,7 +37,7 @@ static void test_canonical(void **state)
 	assert_string_equal(b.data, "conduit-bb jobinfo\nv=1\njob_id=42\ncluster=hpc\n"
 			    "user=alice\nsession=static-hpc-42\npool=a100\ngpus=2\n"
 			    "vram_mib=8192\nendpoint=fabric:8080\nvlans=101,102\n"
-			    "directives=\n");
+			    "directives=\ntoken=\nenv=");
 	cbb_buf_free(&b);
 }
 
@@ -102,12 +102,60 @@ static void test_key_file(void **state)
 	rmdir(dir);
 }
 
+static void test_seal(void **state)
+{
+	char dir[] = "/tmp/cbb-seal-XXXXXX", key1[100], key2[100];
+	char sealed[2048], sealed2[2048], out[1100];
+	cbb_err_t err;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(key1, sizeof(key1), "%s/k1", dir);
+	snprintf(key2, sizeof(key2), "%s/k2", dir);
+	f = fopen(key1, "w");
+	fputs("one-site-secret-one-site-secret-one-site-secret", f);
+	fclose(f);
+	f = fopen(key2, "w");
+	fputs("two-site-secret-two-site-secret-two-site-secret", f);
+	fclose(f);
+	chmod(key1, 0600);
+	chmod(key2, 0600);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_seal(key1, 42, "hpc", "s3cr3t-token", sealed,
+				  sizeof(sealed), &err), 0);
+	assert_null(strstr(sealed, "s3cr3t"));
+	assert_int_equal(cbb_unseal(key1, 42, "hpc", sealed, out, sizeof(out), &err), 0);
+	assert_string_equal(out, "s3cr3t-token");
+	/* a fresh nonce every time */
+	assert_int_equal(cbb_seal(key1, 42, "hpc", "s3cr3t-token", sealed2,
+				  sizeof(sealed2), &err), 0);
+	assert_string_not_equal(sealed, sealed2);
+	/* another job, cluster or key, or one changed byte: refused */
+	assert_int_equal(cbb_unseal(key1, 43, "hpc", sealed, out, sizeof(out), &err), -1);
+	assert_non_null(strstr(err.msg, "does not open"));
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_unseal(key1, 42, "other", sealed, out, sizeof(out), &err), -1);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_unseal(key2, 42, "hpc", sealed, out, sizeof(out), &err), -1);
+	cbb_err_clear(&err);
+	sealed[10] = sealed[10] == 'A' ? 'B' : 'A';
+	assert_int_equal(cbb_unseal(key1, 42, "hpc", sealed, out, sizeof(out), &err), -1);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_unseal(key1, 42, "hpc", "not base64!", out, sizeof(out), &err), -1);
+	assert_string_equal(err.msg, "sealed token is malformed");
+	unlink(key1);
+	unlink(key2);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_canonical),
 		cmocka_unit_test(test_sign_verify),
 		cmocka_unit_test(test_key_file),
+		cmocka_unit_test(test_seal),
 	};
 	return cmocka_run_group_tests_name("jobinfo", tests, NULL, NULL);
 }

@@ -1,0 +1,228 @@
+/* controller.c - see controller.h */
+#include "controller.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "grpc.h" /* cbb_grpc_global_init: one curl_global_init */
+#include "key.h"
+
+#define REPLY_MAX (64 * 1024)
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+	cbb_buf_t *b = ud;
+
+	return cbb_buf_add(b, data, size * n) < 0 ? 0 : size * n;
+}
+
+/* One request; returns the HTTP status, or -1 (err set) below HTTP. */
+static long request(const cbb_config_t *cfg, const char *method,
+		    const char *cluster, uint32_t job_id, const char *body,
+		    cbb_buf_t *reply, cbb_err_t *err)
+{
+	char url[512], safe[CBB_CLUSTER_MAX], curl_err[CURL_ERROR_SIZE] = "";
+	struct curl_slist *h = NULL;
+	long status = -1;
+	CURLcode rc;
+	CURL *e;
+
+	if (!cfg->switch_url)
+		return cbb_err(err, "SwitchControllerURL is not set");
+	if (cbb_grpc_global_init(err) < 0)
+		return -1;
+	cbb_key_cluster(safe, cluster);
+	snprintf(url, sizeof(url), "%s/v1/sessions/%s/%u", cfg->switch_url,
+		 safe, job_id);
+	e = curl_easy_init();
+	if (!e)
+		return cbb_err(err, "out of memory");
+	h = curl_slist_append(h, "Content-Type: application/json");
+	if (curl_easy_setopt(e, CURLOPT_URL, url) ||
+#if LIBCURL_VERSION_NUM >= 0x075500
+	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||
+#else
+	    curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTPS) ||
+#endif
+	    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) ||
+	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h) ||
+	    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) ||
+	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) ||
+	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)cfg->switch_timeout_ms) ||
+	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->switch_timeout_ms) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) ||
+	    curl_easy_setopt(e, CURLOPT_WRITEDATA, reply) ||
+	    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, curl_err) ||
+	    (body && (curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body)) ||
+		      curl_easy_setopt(e, CURLOPT_POSTFIELDS, body))) ||
+	    (cfg->switch_ca && (curl_easy_setopt(e, CURLOPT_CAINFO, cfg->switch_ca) ||
+				curl_easy_setopt(e, CURLOPT_CAPATH, NULL))) ||
+	    (cfg->switch_cert && curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->switch_cert)) ||
+	    (cfg->switch_key && curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->switch_key))) {
+		cbb_err(err, "cannot set up the controller request");
+		goto out;
+	}
+	rc = curl_easy_perform(e);
+	if (rc != CURLE_OK) {
+		cbb_err(err, "controller %s %s: %s", method, cfg->switch_url,
+			curl_err[0] ? curl_err : curl_easy_strerror(rc));
+		cbb_one_line(err->msg);
+		goto out;
+	}
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+out:
+	curl_slist_free_all(h);
+	curl_easy_cleanup(e);
+	return status;
+}
+
+static const char *jstr(json_t *o, const char *k)
+{
+	json_t *v = json_object_get(o, k);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static bool env_name_ok(const char *k)
+{
+	size_t i;
+
+	if (!k[0] || isdigit((unsigned char)k[0]) || !strncmp(k, "SLURM_", 6))
+		return false;
+	for (i = 0; k[i]; i++)
+		if (!isalnum((unsigned char)k[i]) && k[i] != '_')
+			return false;
+	return i < 128;
+}
+
+static int parse_session(const char *text, size_t len, cbb_session_t *s,
+			 cbb_err_t *err)
+{
+	json_error_t je;
+	json_t *o = json_loadb(text, len, 0, &je), *v;
+	const char *id, *tok, *k;
+	size_t i, o_env = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return cbb_err(err, "controller reply is not a JSON object");
+	}
+	id = jstr(o, "session_id");
+	tok = jstr(o, "token");
+	if (!id || !id[0] || strlen(id) >= sizeof(s->session_id) ||
+	    (tok && strlen(tok) >= sizeof(s->token))) {
+		json_decref(o);
+		return cbb_err(err, "controller reply lacks a usable session_id "
+			       "or token");
+	}
+	snprintf(s->session_id, sizeof(s->session_id), "%s", id);
+	snprintf(s->token, sizeof(s->token), "%s", tok ? tok : "");
+	snprintf(s->pool, sizeof(s->pool), "%s", jstr(o, "pool") ? jstr(o, "pool") : "");
+	snprintf(s->endpoint, sizeof(s->endpoint), "%s",
+		 jstr(o, "endpoint") ? jstr(o, "endpoint") : "");
+	if (json_is_integer(v = json_object_get(o, "gpus")) && json_integer_value(v) >= 0)
+		s->gpus = (uint32_t)json_integer_value(v);
+	if (json_is_integer(v = json_object_get(o, "vram_mib")) && json_integer_value(v) >= 0)
+		s->vram_mib = (uint64_t)json_integer_value(v);
+	v = json_object_get(o, "vlans");
+	for (i = 0; json_is_array(v) && i < json_array_size(v) && i < 16; i++) {
+		json_int_t x = json_integer_value(json_array_get(v, i));
+
+		if (x >= 1 && x <= 4094)
+			s->vlans[s->n_vlans++] = (unsigned)x;
+	}
+	json_object_foreach(json_object_get(o, "env"), k, v) {
+		const char *val = json_is_string(v) ? json_string_value(v) : NULL;
+		int w;
+
+		if (!val || !env_name_ok(k) || strpbrk(val, "\n\r"))
+			continue; /* unsafe names and values are dropped */
+		w = snprintf(s->env + o_env, sizeof(s->env) - o_env, "%s=%s\n",
+			     k, val);
+		if (w < 0 || (size_t)w >= sizeof(s->env) - o_env) {
+			s->env[o_env] = '\0';
+			break;
+		}
+		o_env += (size_t)w;
+	}
+	json_decref(o);
+	return 0;
+}
+
+cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *j,
+			     cbb_session_t *out, cbb_err_t *err)
+{
+	json_t *body = json_pack("{s:s, s:i, s:s, s:i, s:s, s:{s:s, s:i, s:I}}",
+				 "user", j->user, "uid", (json_int_t)j->uid,
+				 "nodes", j->nodes, "num_nodes", (json_int_t)j->num_nodes,
+				 "partition", j->partition, "request",
+				 "pool", j->req->pool, "gpus", (json_int_t)j->req->gpus,
+				 "vram_mib", (json_int_t)j->req->vram_mib);
+	char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+	cbb_buf_t reply;
+	cbb_ctl_rc_t rc;
+	long status;
+
+	json_decref(body);
+	if (!text)
+		return cbb_err(err, "out of memory"), CBB_CTL_TRANSIENT;
+	cbb_buf_init(&reply, REPLY_MAX);
+	status = request(cfg, "PUT", j->cluster, j->job_id, text, &reply, err);
+	free(text);
+	if (status == 200 || status == 201) {
+		rc = parse_session(reply.data ? reply.data : "", reply.len, out, err) < 0 ?
+			     CBB_CTL_TRANSIENT : CBB_CTL_OK;
+	} else if (status == 409) {
+		json_t *o = json_loadb(reply.data ? reply.data : "", reply.len, 0, NULL);
+
+		cbb_err(err, "no capacity in pool %s: need %lld GPU(s), %lld free",
+			jstr(o, "pool") ? jstr(o, "pool") : j->req->pool,
+			(long long)json_integer_value(json_object_get(o, "need")),
+			(long long)json_integer_value(json_object_get(o, "free")));
+		json_decref(o);
+		rc = CBB_CTL_NO_CAPACITY;
+	} else if (status >= 400 && status < 500) {
+		json_t *o = json_loadb(reply.data ? reply.data : "", reply.len, 0, NULL);
+
+		cbb_err(err, "the controller refused the request (HTTP %ld): %s",
+			status, jstr(o, "message") ? jstr(o, "message") : "");
+		cbb_one_line(err->msg);
+		json_decref(o);
+		rc = CBB_CTL_REFUSED;
+	} else {
+		if (status > 0)
+			cbb_err(err, "the controller answered HTTP %ld", status);
+		rc = CBB_CTL_TRANSIENT;
+	}
+	/* the reply held the token: wipe it */
+	if (reply.data)
+		memset(reply.data, 0, reply.len);
+	cbb_buf_free(&reply);
+	return rc;
+}
+
+cbb_ctl_rc_t cbb_ctl_release(const cbb_config_t *cfg, const char *cluster,
+			     uint32_t job_id, cbb_err_t *err)
+{
+	cbb_buf_t reply;
+	long status;
+
+	cbb_buf_init(&reply, REPLY_MAX);
+	status = request(cfg, "DELETE", cluster, job_id, NULL, &reply, err);
+	cbb_buf_free(&reply);
+	if (status == 200 || status == 204)
+		return CBB_CTL_OK;
+	if (status == 404)
+		return CBB_CTL_GONE;
+	if (status > 0)
+		cbb_err(err, "the controller answered HTTP %ld to the release",
+			status);
+	return CBB_CTL_TRANSIENT;
+}
