@@ -245,16 +245,18 @@ static int reserve(lua_State *L, cbb_call_t *c, const cbb_netreq_t *req,
 	cbb_session_t s;
 	cbb_ctl_job_t cj;
 	cbb_ctl_rc_t r;
-	struct passwd *pw;
+	struct passwd pw, *res = NULL;
+	char pwbuf[2048];
 	int rc = 0;
 
 	cj.cluster = ji->cluster;
 	cj.job_id = ji->job_id;
 	cj.user = ji->user;
 	tfield(L, 1, "user_id", uidb, sizeof(uidb));
-	pw = uidb[0] ? NULL : getpwnam(ji->user);
+	if (!uidb[0])
+		(void)getpwnam_r(ji->user, &pw, pwbuf, sizeof(pwbuf), &res);
 	cj.uid = uidb[0] ? (uint32_t)strtoul(uidb, NULL, 10) :
-			   pw ? (uint32_t)pw->pw_uid : 0;
+			   res ? (uint32_t)res->pw_uid : 0;
 	cj.nodes = tfield(L, 1, "nodes", nodes, sizeof(nodes));
 	cj.num_nodes = (uint32_t)strtoul(tfield(L, 1, "num_nodes", num,
 						sizeof(num)), NULL, 10);

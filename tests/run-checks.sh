@@ -93,10 +93,15 @@ for v in 5.1 5.2 5.3 5.4; do
 		busted_for $v $B/lua$v $base
 	base=$((base + 100000))
 done
-busted_asan() {
-	out=$scratch/asan-busted.out
+# under_asan NAME LEAKS CMD...: run CMD with the sanitizer runtimes
+# preloaded (the Lua interpreters are not built with them); any report
+# fails the check.
+under_asan() {
+	out=$scratch/asan-$1.out
+	leaks=$2
+	shift 2
 	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
-		ASAN_OPTIONS=detect_leaks=1 busted_for 5.4 $B/asan/mod/lua5.4 $base >"$out" 2>&1
+		ASAN_OPTIONS=detect_leaks=$leaks "$@" >"$out" 2>&1
 	rc=$?
 	tail -n 20 "$out"
 	if grep -q 'Sanitizer\|runtime error' "$out"; then
@@ -105,7 +110,8 @@ busted_asan() {
 	fi
 	return $rc
 }
-check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer" busted_asan
+check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer" \
+	under_asan busted 1 busted_for 5.4 $B/asan/mod/lua5.4 $base
 
 hooks_are_silent() {
 	q=$scratch/quiet
@@ -125,21 +131,11 @@ check "the test session controller starts (HTTPS, client certificates, 127.0.0.1
 	sh tests/switch/controller-ctl.sh start "$controller"
 check "switch: whole job lifecycles through the emulated switch/lua host (Lua 5.4)" \
 	$B/test/test_switch $B/lua5.4 "$controller"
-switch_asan() {
-	# a controller of its own: the scenarios count sessions per job id
-	sh tests/switch/controller-ctl.sh start "$controller-asan" || return 1
-	out=$scratch/asan-switch.out
-	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
-		ASAN_OPTIONS=detect_leaks=0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan" >"$out" 2>&1
-	rc=$?
-	tail -n 5 "$out"
-	if grep -q 'Sanitizer\|runtime error' "$out"; then
-		grep -A 12 'Sanitizer\|runtime error' "$out" | head -40
-		return 1
-	fi
-	return $rc
-}
-check "switch lifecycles with conduit_bb.so under ASan+UBSan" switch_asan
+# a controller of its own: the scenarios count sessions per job id
+check "a second test controller starts, for the sanitizer run" \
+	sh tests/switch/controller-ctl.sh start "$controller-asan"
+check "switch lifecycles with conduit_bb.so under ASan+UBSan" \
+	under_asan switch 0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan"
 
 # --- conduit-bb check: golden output ------------------------------------
 cli_case() {
