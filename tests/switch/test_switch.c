@@ -509,6 +509,45 @@ static void test_http_tampered_token(void **state)
 	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
 }
 
+/*
+ * The controller restarts between a job's setup, a repeated setup (a
+ * slurmctld restart) and two teardowns: it keeps its sessions, so the
+ * job is reserved once, keeps the same session, and is released once.
+ */
+static void test_http_controller_restart(void **state)
+{
+	host_t h;
+	host_job_t a = job(211, "conduit:pool=t4+gpus=1"), b = job(211, "conduit:pool=t4+gpus=1");
+	step_result_t r1, r2;
+	char *id1, *id2;
+
+	(void)state;
+	http_conf("");
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &a), START_ACCEPTED);
+	ctl("stop");
+	ctl("start");
+	assert_int_equal(host_job_start(&h, &b), START_ACCEPTED);
+	assert_int_equal(ctl_count("created", 211), 1);
+	assert_int_equal(ctl_count("existing", 211), 1);
+	host_step(&h, &a, "", &r1);
+	host_step(&h, &b, "", &r2);
+	assert_false(r1.failed);
+	assert_false(r2.failed);
+	id1 = strstr(r1.env, "CONDUIT_SESSION_ID=");
+	id2 = strstr(r2.env, "CONDUIT_SESSION_ID=");
+	assert_non_null(id1);
+	assert_non_null(id2);
+	assert_int_equal(strcspn(id1, "\n"), strcspn(id2, "\n"));
+	assert_int_equal(strncmp(id1, id2, strcspn(id1, "\n")), 0);
+	assert_int_equal(host_job_complete(&h, &b), COMPLETE_RELEASED);
+	ctl("stop");
+	ctl("start");
+	assert_int_equal(host_job_complete(&h, &a), COMPLETE_RELEASED);
+	assert_int_equal(ctl_count("released", 211), 1);
+	assert_int_equal(ctl_count("created", 211), 1);
+}
+
 /* SessionDelivery=file: the token in a 0600 file of the job's user. */
 static void test_http_token_file(void **state)
 {
@@ -595,6 +634,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_http_abandoned_setup),
 		cmocka_unit_test(test_http_tampered_token),
 		cmocka_unit_test(test_http_token_file),
+		cmocka_unit_test(test_http_controller_restart),
 	};
 	int fd, rc;
 
