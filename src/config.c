@@ -299,23 +299,6 @@ static int set_validation(cbb_config_t *c, const char *val, void *field,
 	return cbb_err(err, "'%s' is neither local nor remote", val);
 }
 
-static int set_directive(cbb_config_t *c, const char *val, void *field,
-			 cbb_err_t *err)
-{
-	size_t i, n = strlen(val);
-	(void)field;
-
-	if (n == 0 || n > CBB_DIRECTIVE_MAX)
-		return cbb_err(err, "must be 1 to %d characters",
-			       CBB_DIRECTIVE_MAX);
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)val[i]) && val[i] != '_')
-			return cbb_err(err, "'%s' may hold only letters, digits "
-				       "and '_'", val);
-	memcpy(c->directive, val, n + 1);
-	return 0;
-}
-
 static void prefixes_clear(cbb_prefixes_t *p)
 {
 	size_t i;
@@ -376,7 +359,7 @@ static const key_t_ keys[] = {
 	{ "RequestTimeout", set_duration, OFF(request_timeout_ms), "10" },
 	{ "SubmitValidation", set_validation, 0, "local" },
 	{ "SubmitTimeout", set_duration, OFF(submit_timeout_ms), "2" },
-	{ "Directive", set_directive, 0, "CONDUIT" },
+	{ "Directive", set_word, OFF(directive), "CONDUIT" },
 	{ "MaxDirectives", set_max_directives, OFF(max_directives), "100" },
 	{ "MaxSourceBytes", set_max_source_bytes, OFF(max_source_bytes), "4000" },
 	{ "StageInSources", set_prefixes, OFF(allow[0][0]), "/archive,/project" },
