@@ -21,10 +21,12 @@ static void path_of(char *buf, size_t size, const cbb_config_t *cfg,
 		 job_id, what);
 }
 
-static void path_for(char *buf, size_t size, const cbb_config_t *cfg,
-		     const char *cluster, uint32_t job_id)
+/* Open a state file for writing (mode 0600), creating StateDir first if
+ * it is missing; `flags` adds O_EXCL, O_TRUNC or O_APPEND. */
+static int open_state(const cbb_config_t *cfg, const char *path, int flags)
 {
-	path_of(buf, size, cfg, cluster, job_id, "down");
+	(void)mkdir(cbb_conf_state_dir(cfg), 0700);
+	return open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0600);
 }
 
 time_t cbb_down_since(const cbb_config_t *cfg, const char *cluster,
@@ -35,10 +37,9 @@ time_t cbb_down_since(const cbb_config_t *cfg, const char *cluster,
 	ssize_t n;
 	int fd;
 
-	path_for(path, sizeof(path), cfg, cluster, job_id);
-	(void)mkdir(cbb_conf_state_dir(cfg), 0700);
+	path_of(path, sizeof(path), cfg, cluster, job_id, "down");
 	/* O_EXCL: the first process to see the outage writes the time */
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = open_state(cfg, path, O_EXCL);
 	if (fd >= 0) {
 		n = snprintf(buf, sizeof(buf), "%lld\n", (long long)now);
 		if (write(fd, buf, (size_t)n) != n)
@@ -68,7 +69,7 @@ void cbb_down_clear(const cbb_config_t *cfg, const char *cluster,
 {
 	char path[4200];
 
-	path_for(path, sizeof(path), cfg, cluster, job_id);
+	path_of(path, sizeof(path), cfg, cluster, job_id, "down");
 	(void)unlink(path);
 }
 
@@ -81,8 +82,7 @@ void cbb_lines_save(const cbb_config_t *cfg, const char *cluster,
 
 	path_of(path, sizeof(path), cfg, cluster, job_id, "lines");
 	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
-	(void)mkdir(cbb_conf_state_dir(cfg), 0700);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open_state(cfg, tmp, O_TRUNC);
 	if (fd < 0)
 		return;
 	for (i = 0; i < plan->n && ok; i++) {
@@ -154,8 +154,7 @@ bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 	if (stat(path, &st) == 0 && st.st_mtime <= now &&
 	    now - st.st_mtime < (time_t)every_s)
 		return false;
-	(void)mkdir(cbb_conf_state_dir(cfg), 0700);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open_state(cfg, path, O_TRUNC);
 	if (fd >= 0) {
 		(void)futimens(fd, NULL); /* mtime = now */
 		close(fd);
@@ -171,8 +170,7 @@ void cbb_started_record(const cbb_config_t *cfg, const char *cluster,
 	int fd, n;
 
 	path_of(path, sizeof(path), cfg, cluster, job_id, "started");
-	(void)mkdir(cbb_conf_state_dir(cfg), 0700);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	fd = open_state(cfg, path, O_APPEND);
 	if (fd < 0)
 		return;
 	/* one short write with O_APPEND: records never interleave */
