@@ -267,9 +267,10 @@ static void print_text(const char *script, const cbb_plan_t *p,
 	for (i = 0; i < p->n; i++) {
 		const cbb_directive_t *d = &p->v[i];
 
-		printf("line %u: %-9s %s%s ", d->line,
+		printf("line %u: %-9s %s%s%s ", d->line,
 		       d->stage == CBB_STAGE_IN ? "stage-in" : "stage-out",
-		       cbb_action_name(d->action), d->recursive ? " -r" : "");
+		       cbb_action_name(d->action), d->recursive ? " -r" : "",
+		       d->every_attempt ? " --every-attempt" : "");
 		for (k = 0; k < d->nsources; k++) {
 			put_path(d->sources[k]);
 			putchar(' ');
@@ -304,6 +305,8 @@ static int print_json(const char *script, const cbb_plan_t *p,
 		json_object_set_new(o, "type", json_string(cbb_stage_name(d->stage)));
 		json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
 		json_object_set_new(o, "recursive", json_boolean(d->recursive));
+		json_object_set_new(o, "every_attempt",
+				    json_boolean(d->every_attempt));
 		json_object_set_new(o, "sources", src);
 		json_object_set_new(o, "destination", json_string(d->destination));
 		json_array_append_new(dirs, o);

@@ -61,16 +61,27 @@ static size_t budget_for(size_t wire_len)
 	return lim;
 }
 
+void cbb_transfer_clear(cbb_transfer_t *t)
+{
+	size_t k;
+
+	free(t->id);
+	free(t->comment);
+	free(t->user);
+	free(t->error_message);
+	free(t->destination);
+	for (k = 0; k < t->nsources; k++)
+		free(t->sources[k]);
+	free(t->sources);
+	memset(t, 0, sizeof(*t));
+}
+
 void cbb_transfers_free(cbb_transfers_t *t)
 {
 	size_t i;
 
-	for (i = 0; i < t->n; i++) {
-		free(t->v[i].id);
-		free(t->v[i].comment);
-		free(t->v[i].user);
-		free(t->v[i].error_message);
-	}
+	for (i = 0; i < t->n; i++)
+		cbb_transfer_clear(&t->v[i]);
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;
@@ -116,8 +127,23 @@ static int copy_details(const Conduitapi__TransferDetails *d,
 	t->comment = dup_str(d->comment);
 	t->user = dup_str(d->user);
 	t->error_message = dup_str(d->errormessage);
-	if (!t->id || !t->comment || !t->user || !t->error_message)
+	t->destination = dup_str(d->destination);
+	if (!t->id || !t->comment || !t->user || !t->error_message ||
+	    !t->destination)
 		return -1;
+	if (d->n_source) {
+		size_t k;
+
+		t->sources = calloc(d->n_source, sizeof(*t->sources));
+		if (!t->sources)
+			return -1;
+		for (k = 0; k < d->n_source; k++) {
+			t->sources[k] = dup_str(d->source[k]);
+			if (!t->sources[k])
+				return -1;
+			t->nsources++;
+		}
+	}
 	t->state = (int)d->state;
 	t->error = (int)d->error;
 	t->action = (int)d->action;
@@ -205,7 +231,7 @@ int cbb_conduit_query(cbb_grpc_t *g, const char *user,
 	call.req = buf;
 	call.req_len = len;
 	call.idempotent = true;
-	if (cbb_grpc_run(g, &cp, 1, 0)) {
+	if (cbb_grpc_run(g, &cp, 1)) {
 		*transport = call.transport || call.status == CBB_GRPC_UNAVAILABLE ||
 			     call.status == CBB_GRPC_DEADLINE_EXCEEDED;
 		cbb_err(err, "%s", call.message);
@@ -304,13 +330,17 @@ size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 		batch_set(&b, i, validate_only ? "ValidateTransfer" :
 			  "StartTransfer", buf, len, validate_only);
 	}
-	cbb_grpc_run(g, b.cp, n, 0);
+	cbb_grpc_run(g, b.cp, n);
 	for (i = 0; i < n; i++) {
 		cbb_start_t *s = &req[i];
 		cbb_rpc_t *c = &b.calls[i];
 
 		s->ok = false;
-		s->transport = c->transport;
+		/* the server may have created it: no answer, or one saying
+		 * the deadline passed or the service was unavailable */
+		s->transport = c->transport ||
+			       c->status == CBB_GRPC_DEADLINE_EXCEEDED ||
+			       c->status == CBB_GRPC_UNAVAILABLE;
 		s->id[0] = '\0';
 		if (c->status == CBB_GRPC_OK) {
 			budget_t bu = { 0, budget_for(c->resp_len) };
@@ -376,7 +406,7 @@ size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n)
 			conduitapi__transfer_ids__pack(&r, buf);
 		batch_set(&b, i, "StopTransfer", buf, len, true);
 	}
-	cbb_grpc_run(g, b.cp, n, 0);
+	cbb_grpc_run(g, b.cp, n);
 	for (i = 0; i < n; i++) {
 		cbb_rpc_t *c = &b.calls[i];
 
@@ -405,7 +435,7 @@ int cbb_conduit_version(cbb_grpc_t *g, char *buf, size_t size,
 	call.req = req;
 	call.req_len = len;
 	call.idempotent = true;
-	if (cbb_grpc_run(g, &cp, 1, 0)) {
+	if (cbb_grpc_run(g, &cp, 1)) {
 		rc = cbb_err(err, "%s", call.message);
 	} else {
 		Conduitapi__VersionInfo *v = conduitapi__version_info__unpack(

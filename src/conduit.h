@@ -34,6 +34,9 @@ typedef struct {
 	char *comment;
 	char *user;
 	char *error_message;
+	char **sources;      /* as stored by Conduit */
+	size_t nsources;
+	char *destination;
 	int state;
 	int error;
 	int action;
@@ -54,6 +57,8 @@ typedef struct {
 } cbb_transfers_t;
 
 void cbb_transfers_free(cbb_transfers_t *t);
+/* Free what one transfer owns (the struct itself stays). */
+void cbb_transfer_clear(cbb_transfer_t *t);
 
 /* Names as Conduit prints them: "TRANSFER_FINALIZED", "ERROR_NONE". */
 const char *cbb_state_name(int state);

@@ -17,9 +17,13 @@
 #define DEFAULT_MAX_DIRECTIVES 100
 #define DEFAULT_MAX_SOURCE_BYTES 4000
 #define DEFAULT_DOWN_GRACE_S 300
+#define DEFAULT_OUT_DOWN_GRACE_S 3600
+#define DEFAULT_START_VISIBLE_GRACE_S 60
+#define DEFAULT_MAX_REPLY_BYTES (16u << 20)
 
 static int set_uint(const char *val, unsigned *dst, unsigned long lo,
 		    unsigned long hi, cbb_err_t *err);
+static void prefixes_clear(cbb_prefixes_t *p);
 
 typedef int (*setter_fn)(cbb_config_t *c, const char *val, void *field,
 			 cbb_err_t *err);
@@ -270,6 +274,94 @@ static int set_uint(const char *val, unsigned *dst, unsigned long lo,
 	return 0;
 }
 
+static int set_visible_grace(cbb_config_t *c, const char *val, void *field,
+			     cbb_err_t *err)
+{
+	(void)c;
+	return set_uint(val, field, 1, 86400, err);
+}
+
+static int set_max_reply(cbb_config_t *c, const char *val, void *field,
+			 cbb_err_t *err)
+{
+	(void)c;
+	return set_uint(val, field, 65536, 1u << 30, err);
+}
+
+/*
+ * SwitchEnvNames: comma-separated NAME or PREFIX* (letters, digits, '_';
+ * not starting with a digit).  SLURM_* is never allowed: Slurm owns it.
+ */
+static int set_env_names(cbb_config_t *c, const char *val, void *field,
+			 cbb_err_t *err)
+{
+	cbb_prefixes_t *p = field;
+	const char *s = val;
+	(void)c;
+
+	prefixes_clear(p);
+	while (*s) {
+		size_t n = strcspn(s, ","), i, len = n;
+		char *item;
+
+		if (len && s[len - 1] == '*')
+			len--;
+		if (len == 0 || len > 64 || isdigit((unsigned char)s[0]))
+			return cbb_err(err, "'%.*s' is not a variable name or "
+				       "NAME_PREFIX*", (int)n, s);
+		for (i = 0; i < len; i++)
+			if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+				return cbb_err(err, "'%.*s' is not a variable "
+					       "name or NAME_PREFIX*", (int)n, s);
+		if (!strncmp(s, "SLURM_", len < 6 ? len : 6))
+			return cbb_err(err, "'%.*s' would let a controller set "
+				       "Slurm's own variables", (int)n, s);
+		if (p->n >= CBB_PREFIX_MAX)
+			return cbb_err(err, "more than %d names", CBB_PREFIX_MAX);
+		item = strndup(s, n);
+		if (!item)
+			return cbb_err(err, "out of memory");
+		p->v[p->n++] = item;
+		s += n;
+		if (*s == ',' && !*++s)
+			return cbb_err(err, "trailing ','");
+	}
+	return 0;
+}
+
+const char *cbb_conf_squeue(const cbb_config_t *c, char *buf, size_t size)
+{
+	const char *slash;
+
+	if (c->squeue)
+		return c->squeue;
+	if (c->scontrol && (slash = strrchr(c->scontrol, '/'))) {
+		snprintf(buf, size, "%.*s/squeue", (int)(slash - c->scontrol),
+			 c->scontrol);
+		return buf;
+	}
+	return "squeue";
+}
+
+bool cbb_conf_env_name_allowed(const cbb_config_t *c, const char *name)
+{
+	size_t i;
+
+	if (!strncmp(name, "SLURM_", 6))
+		return false;
+	if (c->env_names.n == 0) /* the default: CONDUIT_* */
+		return !strncmp(name, "CONDUIT_", 8);
+	for (i = 0; i < c->env_names.n; i++) {
+		const char *pat = c->env_names.v[i];
+		size_t n = strlen(pat);
+
+		if (pat[n - 1] == '*' ? !strncmp(name, pat, n - 1) :
+					!strcmp(name, pat))
+			return true;
+	}
+	return false;
+}
+
 static int set_max_directives(cbb_config_t *c, const char *val, void *field,
 			      cbb_err_t *err)
 {
@@ -368,7 +460,11 @@ static const key_t_ keys[] = {
 	{ "StageOutDestinations", set_prefixes, OFF(allow[1][1]), "/archive,/project" },
 	{ "StateDir", set_file, OFF(state_dir), CBB_STATE_DIR },
 	{ "ServerDownGrace", set_grace, OFF(down_grace_s), "300" },
+	{ "StageOutDownGrace", set_grace, OFF(out_down_grace_s), "3600" },
+	{ "StartVisibleGrace", set_visible_grace, OFF(start_visible_grace_s), "60" },
+	{ "MaxReplyBytes", set_max_reply, OFF(max_reply_bytes), "16777216" },
 	{ "Scontrol", set_program, OFF(scontrol), "/usr/bin/scontrol" },
+	{ "Squeue", set_program, OFF(squeue), "/usr/bin/squeue" },
 	{ "SwitchPrefix", set_word, OFF(switch_prefix), "conduit" },
 	{ "AllowTestDirectives", set_bool, OFF(allow_test_directives), "no" },
 	{ "SwitchSpecialSteps", set_bool, OFF(special_steps), "no" },
@@ -382,6 +478,7 @@ static const key_t_ keys[] = {
 	{ "SessionKeyFile", set_file, OFF(session_key_file), "/etc/slurm/conduit_bb.key" },
 	{ "SessionDelivery", set_delivery, 0, "env" },
 	{ "SessionDir", set_file, OFF(session_dir), CBB_SESSION_DIR },
+	{ "SwitchEnvNames", set_env_names, OFF(env_names), "CONDUIT_*,NCCL_SOCKET_IFNAME" },
 	{ "SwitchEndpoint", set_string, OFF(switch_endpoint), "fabric.example.org:8080" },
 	{ "SwitchVlans", set_vlans, 0, "101,102" },
 };
@@ -399,6 +496,9 @@ void cbb_config_defaults(cbb_config_t *c)
 	c->max_directives = DEFAULT_MAX_DIRECTIVES;
 	c->max_source_bytes = DEFAULT_MAX_SOURCE_BYTES;
 	c->down_grace_s = DEFAULT_DOWN_GRACE_S;
+	c->out_down_grace_s = DEFAULT_OUT_DOWN_GRACE_S;
+	c->start_visible_grace_s = DEFAULT_START_VISIBLE_GRACE_S;
+	c->max_reply_bytes = DEFAULT_MAX_REPLY_BYTES;
 	strcpy(c->switch_prefix, "conduit");
 	c->switch_timeout_ms = 5000;
 	for (s = 0; s < 2; s++)
@@ -418,6 +518,8 @@ void cbb_config_free(cbb_config_t *c)
 	free(c->server_name);
 	free(c->state_dir);
 	free(c->scontrol);
+	free(c->squeue);
+	prefixes_clear(&c->env_names);
 	free(c->session_key_file);
 	free(c->session_dir);
 	free(c->switch_endpoint);
@@ -576,4 +678,51 @@ int cbb_config_load(cbb_config_t *c, const char *path, cbb_err_t *err)
 	rc = cbb_config_parse(c, text, len, path, err);
 	free(text);
 	return rc;
+}
+
+int cbb_slurm_conf_get(const char *key, char *path, size_t psize, char *val,
+		       size_t vsize)
+{
+	const char *env = getenv("SLURM_CONF");
+	size_t kl = strlen(key);
+	char *text, *line, *next;
+	size_t len;
+	cbb_err_t err;
+	int rc = -1;
+
+	snprintf(path, psize, "%s", env && env[0] ? env : "/etc/slurm/slurm.conf");
+	cbb_err_clear(&err);
+	if (cbb_read_file(path, (size_t)4 << 20, &text, &len, NULL, &err) < 0)
+		return -1;
+	for (line = text; line && rc < 0; line = next) {
+		char *v, *end;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		while (isspace((unsigned char)*line))
+			line++;
+		if (strncasecmp(line, key, kl))
+			continue;
+		v = line + kl;
+		while (isspace((unsigned char)*v))
+			v++;
+		if (*v++ != '=')
+			continue;
+		while (isspace((unsigned char)*v))
+			v++;
+		end = v + strcspn(v, " \t\r#");
+		if (end == v || (size_t)(end - v) >= vsize)
+			continue;
+		memcpy(val, v, (size_t)(end - v));
+		val[end - v] = '\0';
+		rc = 0;
+	}
+	free(text);
+	return rc;
+}
+
+int cbb_slurm_cluster_name(char *path, size_t psize, char *name, size_t nsize)
+{
+	return cbb_slurm_conf_get("ClusterName", path, psize, name, nsize);
 }

@@ -53,7 +53,11 @@ typedef struct {
 	cbb_prefixes_t allow[2][2];
 	char *state_dir;     /* NULL: CBB_STATE_DIR */
 	char *scontrol;      /* NULL: "scontrol" from PATH */
-	unsigned down_grace_s;
+	char *squeue;        /* NULL: "squeue" from PATH */
+	unsigned down_grace_s;      /* ServerDownGrace: stage-in polls */
+	unsigned out_down_grace_s;  /* StageOutDownGrace: stage-out polls */
+	unsigned start_visible_grace_s; /* StartVisibleGrace */
+	unsigned max_reply_bytes;   /* MaxReplyBytes */
 	/* the switch half */
 	char switch_prefix[CBB_DIRECTIVE_MAX + 1];
 	bool allow_test_directives;
@@ -68,6 +72,7 @@ typedef struct {
 	char *switch_cert;
 	char *switch_key;
 	unsigned switch_timeout_ms;
+	cbb_prefixes_t env_names; /* SwitchEnvNames: NAME or PREFIX* */
 	char *switch_endpoint;   /* static fabric facts, no controller */
 	unsigned switch_vlans[16];
 	size_t n_switch_vlans;
@@ -85,6 +90,15 @@ static inline const char *cbb_conf_scontrol(const cbb_config_t *c)
 {
 	return c->scontrol ? c->scontrol : "scontrol";
 }
+
+/*
+ * The squeue to run: Squeue, else "squeue" beside an absolute Scontrol
+ * (what older configurations set), else "squeue" from PATH.
+ */
+const char *cbb_conf_squeue(const cbb_config_t *c, char *buf, size_t size);
+
+/* Whether a controller may set this variable in steps (SwitchEnvNames). */
+bool cbb_conf_env_name_allowed(const cbb_config_t *c, const char *name);
 
 void cbb_config_defaults(cbb_config_t *c);
 void cbb_config_free(cbb_config_t *c);
@@ -104,5 +118,16 @@ const char *cbb_config_locate(char *buf, size_t size);
  * file means defaults; any other problem is an error.
  */
 int cbb_config_load(cbb_config_t *c, const char *path, cbb_err_t *err);
+
+/*
+ * ClusterName from slurm.conf ($SLURM_CONF, else /etc/slurm/slurm.conf),
+ * for hooks that Slurm gives no cluster name.  `path` receives the file
+ * read.  Returns 0, or -1 when the file or the key is missing.
+ */
+int cbb_slurm_cluster_name(char *path, size_t psize, char *name,
+			   size_t nsize);
+/* Any one-word slurm.conf value the same way (e.g. StateSaveLocation). */
+int cbb_slurm_conf_get(const char *key, char *path, size_t psize, char *val,
+		       size_t vsize);
 
 #endif

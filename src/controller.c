@@ -89,11 +89,13 @@ static const char *jstr(json_t *o, const char *k)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-static bool env_name_ok(const char *k)
+/* A well-formed name the site allows (SwitchEnvNames). */
+static bool env_name_ok(const cbb_config_t *cfg, const char *k)
 {
 	size_t i;
 
-	if (!k[0] || isdigit((unsigned char)k[0]) || !strncmp(k, "SLURM_", 6))
+	if (!k[0] || isdigit((unsigned char)k[0]) ||
+	    !cbb_conf_env_name_allowed(cfg, k))
 		return false;
 	for (i = 0; k[i]; i++)
 		if (!isalnum((unsigned char)k[i]) && k[i] != '_')
@@ -101,8 +103,8 @@ static bool env_name_ok(const char *k)
 	return i < 128;
 }
 
-static int parse_session(const char *text, size_t len, cbb_session_t *s,
-			 cbb_err_t *err)
+static int parse_session(const cbb_config_t *cfg, const char *text,
+			 size_t len, cbb_session_t *s, cbb_err_t *err)
 {
 	json_error_t je;
 	json_t *o = json_loadb(text, len, 0, &je), *v;
@@ -127,9 +129,11 @@ static int parse_session(const char *text, size_t len, cbb_session_t *s,
 	snprintf(s->pool, sizeof(s->pool), "%s", jstr(o, "pool") ? jstr(o, "pool") : "");
 	snprintf(s->endpoint, sizeof(s->endpoint), "%s",
 		 jstr(o, "endpoint") ? jstr(o, "endpoint") : "");
-	if (json_is_integer(v = json_object_get(o, "gpus")) && json_integer_value(v) >= 0)
+	if (json_is_integer(v = json_object_get(o, "gpus")) &&
+	    json_integer_value(v) >= 0 && json_integer_value(v) <= 4096)
 		s->gpus = (uint32_t)json_integer_value(v);
-	if (json_is_integer(v = json_object_get(o, "vram_mib")) && json_integer_value(v) >= 0)
+	if (json_is_integer(v = json_object_get(o, "vram_mib")) &&
+	    json_integer_value(v) >= 0)
 		s->vram_mib = (uint64_t)json_integer_value(v);
 	v = json_object_get(o, "vlans");
 	for (i = 0; json_is_array(v) && i < json_array_size(v) && i < 16; i++) {
@@ -142,7 +146,7 @@ static int parse_session(const char *text, size_t len, cbb_session_t *s,
 		const char *val = json_is_string(v) ? json_string_value(v) : NULL;
 		int w;
 
-		if (!val || !env_name_ok(k) || strpbrk(val, "\n\r"))
+		if (!val || !env_name_ok(cfg, k) || strpbrk(val, "\n\r"))
 			continue; /* unsafe names and values are dropped */
 		w = snprintf(s->env + o_env, sizeof(s->env) - o_env, "%s=%s\n",
 			     k, val);
@@ -159,7 +163,7 @@ static int parse_session(const char *text, size_t len, cbb_session_t *s,
 cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *j,
 			     cbb_session_t *out, cbb_err_t *err)
 {
-	json_t *body = json_pack("{s:s, s:i, s:s, s:i, s:s, s:{s:s, s:i, s:I}}",
+	json_t *body = json_pack("{s:s, s:I, s:s, s:I, s:s, s:{s:s, s:I, s:I}}",
 				 "user", j->user, "uid", (json_int_t)j->uid,
 				 "nodes", j->nodes, "num_nodes", (json_int_t)j->num_nodes,
 				 "partition", j->partition, "request",
@@ -177,7 +181,7 @@ cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *j,
 	status = request(cfg, "PUT", j->cluster, j->job_id, text, &reply, err);
 	free(text);
 	if (status == 200 || status == 201) {
-		rc = parse_session(reply.data ? reply.data : "", reply.len, out, err) < 0 ?
+		rc = parse_session(cfg, reply.data ? reply.data : "", reply.len, out, err) < 0 ?
 			     CBB_CTL_TRANSIENT : CBB_CTL_OK;
 	} else if (status == 409) {
 		json_t *o = json_loadb(reply.data ? reply.data : "", reply.len, 0, NULL);

@@ -66,13 +66,21 @@ static const struct {
 	{ "--background", "transfers always run in the background" },
 };
 
-static int check_option(const char *w, bool *recursive, cbb_err_t *err)
+static int check_option(const char *w, cbb_directive_t *d, cbb_err_t *err)
 {
 	char shown[80];
 	size_t i, n = strcspn(w, "=");
 
 	if (!strcmp(w, "-r") || !strcmp(w, "--recursive")) {
-		*recursive = true;
+		d->recursive = true;
+		return 0;
+	}
+	if (!strcmp(w, "--every-attempt")) {
+		if (d->stage != CBB_STAGE_IN)
+			return cbb_err(err, "option '--every-attempt' is for "
+				       "stage-in only (stage-out runs after "
+				       "every attempt already)");
+		d->every_attempt = true;
 		return 0;
 	}
 	cbb_show(shown, sizeof(shown), w, strlen(w));
@@ -85,8 +93,8 @@ static int check_option(const char *w, bool *recursive, cbb_err_t *err)
 		return cbb_err(err, "option '%s' is not allowed: give -r on "
 			       "its own (only -r/--recursive is accepted)",
 			       shown);
-	return cbb_err(err, "option '%s' is not allowed (only -r or "
-		       "--recursive is accepted)", shown);
+	return cbb_err(err, "option '%s' is not allowed (only -r, "
+		       "--recursive and --every-attempt are accepted)", shown);
 }
 
 static bool allowed(const cbb_prefixes_t *p, const char *path)
@@ -171,7 +179,7 @@ static int parse_words(const cbb_words_t *w, const cbb_parse_opts_t *o,
 			i++;
 			break;
 		}
-		if (check_option(w->v[i], &d->recursive, err) < 0)
+		if (check_option(w->v[i], d, err) < 0)
 			return -1;
 	}
 	first = i;

@@ -1,7 +1,7 @@
 /*
  * directive.h - parse and validate #<Directive>_PRE / _POST lines.
  *
- *   #CONDUIT_PRE  cp|mv [-r|--recursive] [--] SRC... DST
+ *   #CONDUIT_PRE  cp|mv [-r|--recursive] [--every-attempt] [--] SRC... DST
  *   #CONDUIT_POST cp|mv [-r|--recursive] [--] SRC... DST
  *
  * Pure C: no Lua types.  The result is a plan, one entry per directive
@@ -27,6 +27,7 @@ typedef struct {
 	cbb_stage_t stage;
 	cbb_action_t action;
 	bool recursive;
+	bool every_attempt; /* --every-attempt: stage in again on requeue */
 	unsigned line;     /* script line the directive starts on */
 	unsigned index;    /* 1-based position among all directives */
 	unsigned symbols;  /* CBB_SYM_* bits expanded on this line */

@@ -52,11 +52,23 @@ void cbb_err_prefix(cbb_err_t *err, const char *fmt, ...)
 	err->msg[hl + 2 + ml] = '\0';
 }
 
+/* U+0080..U+009F (C1 controls, e.g. CSI) written as UTF-8. */
+static bool c1_control(const char *s)
+{
+	return (unsigned char)s[0] == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+	       (unsigned char)s[1] <= 0x9f;
+}
+
 void cbb_one_line(char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+	for (; *s; s++) {
+		if (c1_control(s)) {
+			s[0] = s[1] = ' ';
+			s++;
+		} else if ((unsigned char)*s < 0x20 || *s == 0x7f) {
 			*s = ' ';
+		}
+	}
 }
 
 const char *cbb_show(char *dst, size_t size, const char *s, size_t len)
@@ -72,8 +84,10 @@ const char *cbb_show(char *dst, size_t size, const char *s, size_t len)
 	for (i = 0; i < len;) {
 		unsigned char c = (unsigned char)s[i];
 		size_t seq = cbb_utf8_seq(s + i, len - i);
-		/* control bytes and broken UTF-8 are shown as \xNN */
-		bool esc = c < 0x20 || c == 0x7f || seq == 0;
+		/* control bytes (C0, DEL, C1) and broken UTF-8 are
+		 * shown as \xNN */
+		bool esc = c < 0x20 || c == 0x7f || seq == 0 ||
+			   (seq == 2 && c1_control(s + i));
 		size_t need = esc ? 4 : seq;
 
 		if (o + need + 4 > size) { /* room for "..." and NUL */

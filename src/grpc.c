@@ -9,8 +9,8 @@
 #include <strings.h>
 #include <time.h>
 
-/* Replies larger than this are refused before any allocation. */
-#define CBB_MAX_REPLY ((size_t)256 << 20)
+/* The reply buffer starts this small and doubles as bytes arrive. */
+#define CBB_REPLY_FIRST ((size_t)16 << 10)
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc = CURLE_FAILED_INIT;
@@ -38,13 +38,29 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, cbb_err_t *err)
+unsigned cbb_grpc_left_ms(const cbb_grpc_t *g)
+{
+	uint64_t now = now_ms();
+
+	return now >= g->end_ms ? 0 : (unsigned)(g->end_ms - now);
+}
+
+unsigned cbb_grpc_spent_ms(const cbb_grpc_t *g)
+{
+	return (unsigned)(now_ms() - g->t0_ms);
+}
+
+int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, unsigned budget_ms,
+		  cbb_err_t *err)
 {
 	const char *host = cfg->server_host;
 	bool v6;
 
 	memset(g, 0, sizeof(*g));
 	g->cfg = cfg;
+	g->budget_ms = budget_ms ? budget_ms : cfg->request_timeout_ms;
+	g->t0_ms = now_ms();
+	g->end_ms = g->t0_ms + g->budget_ms;
 	if (!host)
 		return cbb_err(err, "conduit: ConduitServer is not set in "
 			       "conduit_bb.conf");
@@ -95,7 +111,7 @@ void cbb_rpc_reset(cbb_rpc_t *c)
 	free(c->resp);
 	c->easy = c->headers = NULL;
 	c->framed = c->resp = NULL;
-	c->resp_len = c->expect = c->got = 0;
+	c->resp_len = c->resp_cap = c->expect = c->got = 0;
 	c->http_status = 0;
 	c->in_trailers = c->grpc_ct = c->have_status = false;
 	c->too_big = c->bad_frame = false;
@@ -179,6 +195,28 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
 	return size * n;
 }
 
+/* Make room for `more` reply bytes: grow by doubling, never past expect. */
+static int reply_room(cbb_rpc_t *c, size_t more)
+{
+	size_t need = c->resp_len + more, cap = c->resp_cap;
+	uint8_t *p;
+
+	if (need <= cap)
+		return 0;
+	if (cap < CBB_REPLY_FIRST)
+		cap = CBB_REPLY_FIRST;
+	while (cap < need)
+		cap *= 2;
+	if (cap > c->expect)
+		cap = c->expect;
+	p = realloc(c->resp, cap);
+	if (!p)
+		return -1;
+	c->resp = p;
+	c->resp_cap = cap;
+	return 0;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
 	cbb_rpc_t *c = ud;
@@ -196,14 +234,9 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 					c->bad_frame = true; /* compressed */
 					return 0;
 				}
-				if (c->expect > CBB_MAX_REPLY) {
+				if (c->expect > c->max_reply) {
 					c->too_big = true;
-					return 0; /* abort before allocating */
-				}
-				c->resp = malloc(c->expect ? c->expect : 1);
-				if (!c->resp) {
-					c->too_big = true;
-					return 0;
+					return 0; /* refused before any allocation */
 				}
 			}
 			continue;
@@ -217,6 +250,10 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 
 			if (take > room)
 				take = room;
+			if (reply_room(c, take) < 0) {
+				c->too_big = true;
+				return 0;
+			}
 			memcpy(c->resp + c->resp_len, data + i, take);
 			c->resp_len += take;
 			c->got += take;
@@ -247,6 +284,7 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 	cbb_rpc_reset(c);
 	c->status = CBB_GRPC_UNKNOWN;
 	c->message[0] = '\0';
+	c->max_reply = cfg->max_reply_bytes;
 	c->framed = malloc(c->req_len + 5);
 	e = curl_easy_init();
 	if (!c->framed || !e) {
@@ -263,7 +301,9 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 
 	snprintf(url, sizeof(url), "%s/conduitapi.ConduitApi/%s",
 		 g->base_url, c->method);
-	grpc_timeout(tmo, sizeof(tmo), timeout_ms);
+	/* the server is told a little less, so its DEADLINE_EXCEEDED wins */
+	grpc_timeout(tmo, sizeof(tmo), timeout_ms > 200 ? timeout_ms - 50 :
+							 timeout_ms);
 	h2 = curl_slist_append(h, "Content-Type: application/grpc");
 	if (h2)
 		h = h2;
@@ -298,8 +338,7 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 	    curl_easy_setopt(e, CURLOPT_USERAGENT, "conduit-bb/" CBB_VERSION) ||
 	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			     (long)(timeout_ms < 5000 ? timeout_ms : 5000)) ||
-	    /* a little grace so the server's DEADLINE_EXCEEDED wins */
-	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms + 50) ||
+	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms) ||
 	    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header) ||
 	    curl_easy_setopt(e, CURLOPT_HEADERDATA, c) ||
 	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) ||
@@ -328,7 +367,7 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 	return 0;
 }
 
-static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
+static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c)
 {
 	const cbb_config_t *cfg = g->cfg;
 	const char *detail = c->curl_err[0] ? c->curl_err :
@@ -350,12 +389,16 @@ static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
 	case CURLE_OPERATION_TIMEDOUT:
 		c->status = CBB_GRPC_DEADLINE_EXCEEDED;
 		snprintf(c->message, sizeof(c->message),
-			 "conduit: %s timed out after %u ms", c->method, tmo);
+			 "conduit: %s timed out after %u ms (budget %u ms)",
+			 c->method, cbb_grpc_spent_ms(g), g->budget_ms);
 		break;
 	case CURLE_PEER_FAILED_VERIFICATION:
 #if LIBCURL_VERSION_NUM < 0x073e00
 	case CURLE_SSL_CACERT:
 #endif
+		/* not an outage: the wrong server, or the wrong CA */
+		c->status = CBB_GRPC_FAILED_PRECONDITION;
+		c->transport = false;
 		snprintf(c->message, sizeof(c->message),
 			 "conduit: TLS: certificate verify failed (%s)", detail);
 		break;
@@ -393,7 +436,7 @@ static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
 }
 
 /* Decide how a finished call went. */
-static void finish(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
+static void finish(cbb_grpc_t *g, cbb_rpc_t *c)
 {
 	long ver = 0;
 
@@ -401,7 +444,7 @@ static void finish(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
 	if (c->too_big) {
 		c->status = CBB_GRPC_RESOURCE_EXHAUSTED;
 		snprintf(c->message, sizeof(c->message), "conduit: %s reply "
-			 "larger than %zu bytes", c->method, CBB_MAX_REPLY);
+			 "larger than MaxReplyBytes=%zu", c->method, c->max_reply);
 		return;
 	}
 	if (c->bad_frame) {
@@ -411,7 +454,7 @@ static void finish(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
 		return;
 	}
 	if (c->curl_rc != CURLE_OK) {
-		transport_error(g, c, tmo);
+		transport_error(g, c);
 		return;
 	}
 	curl_easy_getinfo(c->easy, CURLINFO_HTTP_VERSION, &ver);
@@ -471,11 +514,23 @@ static void finish(cbb_grpc_t *g, cbb_rpc_t *c, unsigned tmo)
 	c->message[0] = '\0';
 }
 
-static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
-		       unsigned tmo, bool fresh)
+/* Mark a call that was never sent because the budget is spent. */
+static void out_of_time(cbb_grpc_t *g, cbb_rpc_t *c)
+{
+	cbb_rpc_reset(c);
+	c->transport = true;
+	c->status = CBB_GRPC_DEADLINE_EXCEEDED;
+	snprintf(c->message, sizeof(c->message), "conduit: %s not sent: the "
+		 "%u ms budget was spent after %u ms", c->method, g->budget_ms,
+		 cbb_grpc_spent_ms(g));
+}
+
+static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n, bool fresh)
 {
 	CURLM *m = g->multi;
-	uint64_t end = now_ms() + tmo + 200;
+	unsigned tmo = cbb_grpc_left_ms(g);
+	/* a backstop in case libcurl's own timeout does not fire */
+	uint64_t end = g->end_ms + 20;
 	size_t i, added = 0, failed = 0;
 	int running = 0, left;
 	CURLMsg *msg;
@@ -483,6 +538,10 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
 	for (i = 0; i < n; i++) {
 		cbb_rpc_t *c = calls[i];
 
+		if (tmo == 0) {
+			out_of_time(g, c);
+			continue;
+		}
 		if (setup_call(g, c, tmo, fresh) < 0 ||
 		    curl_multi_add_handle(m, c->easy) != CURLM_OK) {
 			c->status = CBB_GRPC_RESOURCE_EXHAUSTED;
@@ -500,6 +559,8 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
 		added++;
 	}
 	while (added) {
+		uint64_t now;
+
 		if (curl_multi_perform(m, &running) != CURLM_OK)
 			break;
 		while ((msg = curl_multi_info_read(m, &left))) {
@@ -515,12 +576,14 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
 			g->connects += (unsigned)nc;
 			c->curl_rc = msg->data.result;
 			curl_multi_remove_handle(m, c->easy);
-			finish(g, c, tmo);
+			finish(g, c);
 			added--;
 		}
-		if (!added || now_ms() > end)
+		now = now_ms();
+		if (!added || now >= end)
 			break;
-		curl_multi_poll(m, NULL, 0, 100, NULL);
+		curl_multi_poll(m, NULL, 0, end - now < 100 ? (int)(end - now) : 100,
+				NULL);
 	}
 	for (i = 0; i < n; i++) {
 		cbb_rpc_t *c = calls[i];
@@ -528,7 +591,7 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
 		if (c->easy && c->curl_rc == -1) { /* the backstop fired */
 			curl_multi_remove_handle(m, c->easy);
 			c->curl_rc = CURLE_OPERATION_TIMEDOUT;
-			finish(g, c, tmo);
+			finish(g, c);
 		}
 		if (c->easy) {
 			curl_easy_cleanup(c->easy);
@@ -543,18 +606,16 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
 	return failed;
 }
 
-size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
-		    unsigned deadline_ms)
+size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n)
 {
 	cbb_rpc_t **again;
 	size_t failed, i, k = 0;
-	unsigned tmo = deadline_ms ? deadline_ms : g->cfg->request_timeout_ms;
 
 	if (n == 0)
 		return 0;
-	failed = run_once(g, calls, n, tmo, false);
-	if (!failed)
-		return 0;
+	failed = run_once(g, calls, n, false);
+	if (!failed || cbb_grpc_left_ms(g) == 0)
+		return failed;
 	/* One retry, on a fresh connection, of what is safe to repeat. */
 	again = malloc(n * sizeof(*again));
 	if (!again)
@@ -564,7 +625,7 @@ size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
 		    calls[i]->idempotent)
 			again[k++] = calls[i];
 	if (k)
-		failed = failed - k + run_once(g, again, k, tmo, true);
+		failed = failed - k + run_once(g, again, k, true);
 	free(again);
 	return failed;
 }

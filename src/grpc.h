@@ -6,11 +6,16 @@
  * (curl_multi, PIPEWAIT, one connection per host).  Nothing outlives
  * cbb_grpc_close(): no handle, buffer or descriptor.
  *
- * Every call carries a deadline twice: the grpc-timeout header lets the
- * server give up, and a local libcurl timeout covers a dead server and
- * libcurl 7.88's HTTP/2 stalls.  A reply is a success only with HTTP 200,
- * a gRPC content type, exactly one uncompressed message within the size
- * cap, and grpc-status 0 (from trailers or a Trailers-Only reply).
+ * A connection has one time budget, set when it is opened: every connect,
+ * TLS handshake, RPC and retry made through it shares that one deadline,
+ * so a hook never outlives it whatever the server does (a retry only gets
+ * what is left).  Each call carries what is left twice: the grpc-timeout
+ * header lets the server give up, and a local libcurl timeout covers a
+ * dead or silent server and libcurl 7.88's HTTP/2 stalls.  A reply is a
+ * success only with HTTP 200, a gRPC content type, exactly one
+ * uncompressed message within MaxReplyBytes, and grpc-status 0 (from
+ * trailers or a Trailers-Only reply).  The reply buffer grows with the
+ * bytes that actually arrive, never from the peer's declared length.
  */
 #ifndef CBB_GRPC_H
 #define CBB_GRPC_H
@@ -42,6 +47,9 @@ typedef struct {
 	char resolve[320];  /* "host:port:addr" when ServerName differs */
 	void *resolve_list; /* that entry as a curl_slist */
 	const cbb_config_t *cfg;
+	uint64_t t0_ms;     /* monotonic ms when the budget started */
+	uint64_t end_ms;    /* ... and when it runs out */
+	unsigned budget_ms;
 	unsigned calls;     /* RPCs attempted, retries included */
 	unsigned connects;  /* new connections opened */
 } cbb_grpc_t;
@@ -64,6 +72,8 @@ struct cbb_rpc {
 	void *headers;
 	uint8_t *framed;
 	size_t expect;          /* message length from the frame prefix */
+	size_t resp_cap;        /* bytes allocated at resp */
+	size_t max_reply;       /* MaxReplyBytes */
 	size_t got;             /* body bytes received */
 	uint8_t prefix[5];
 	int http_status;
@@ -75,17 +85,25 @@ struct cbb_rpc {
 /* Once per process, thread-safe: curl_global_init. */
 int cbb_grpc_global_init(cbb_err_t *err);
 
-int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, cbb_err_t *err);
+/*
+ * Open a connection whose every call must finish within `budget_ms` of
+ * now (0: RequestTimeout).  Nothing is sent yet.
+ */
+int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, unsigned budget_ms,
+		  cbb_err_t *err);
 void cbb_grpc_close(cbb_grpc_t *g);
 
+/* Milliseconds left of the budget (0 when spent), and spent so far. */
+unsigned cbb_grpc_left_ms(const cbb_grpc_t *g);
+unsigned cbb_grpc_spent_ms(const cbb_grpc_t *g);
+
 /*
- * Run the calls concurrently and wait for all of them, at most
- * `deadline_ms` (0: RequestTimeout).  Calls that failed in transport and
- * are idempotent are retried once on a fresh connection.  Each call's
- * status/message/resp says how it went; returns the number that failed.
+ * Run the calls concurrently and wait for all of them, within what is
+ * left of the budget.  Calls that failed in transport and are idempotent
+ * are retried once on a fresh connection, with what is left then.  Each
+ * call's status/message/resp says how it went; returns how many failed.
  */
-size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n,
-		    unsigned deadline_ms);
+size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n);
 
 /* Free a call's reply and private state (the call struct stays). */
 void cbb_rpc_reset(cbb_rpc_t *c);

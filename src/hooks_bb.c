@@ -33,15 +33,16 @@ static int validate_remotely(cbb_call_t *c, cbb_err_t *err)
 	cbb_err_t e;
 
 	cbb_err_clear(&e);
-	if (cbb_grpc_open(&c->grpc, &c->cfg, &e) < 0) {
+	/* one budget for connect, TLS, every call and every retry */
+	if (cbb_grpc_open(&c->grpc, &c->cfg, c->cfg.submit_timeout_ms, &e) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_INFO, e.msg);
 		return 0;
 	}
-	cbb_job_ctx_init(&j, &c->cfg, &c->grpc, c->cluster, c->job.job_id, 0,
+	cbb_job_ctx_init(&j, &c->cfg, &c->grpc, c->cluster, c->job.job_id,
 			 c->job.user_id);
 	j.log = cbb_call_queue_log;
 	j.log_ud = c;
-	return cbb_stage_validate(&j, &c->plan, c->cfg.submit_timeout_ms, err);
+	return cbb_stage_validate(&j, &c->plan, err);
 }
 
 /*
@@ -70,13 +71,13 @@ static int l_job_process(lua_State *L)
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;
 	}
-	if (cbb_call_read_script(c, path, &err) < 0) {
-		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
+	if (cbb_call_job(L, c, 4, (unsigned long)uid) < 0) {
+		cbb_err(&err, "conduit_bb: out of memory");
 		goto fail;
 	}
-	if (cbb_call_job(L, c, 4, (unsigned long)uid) < 0 ||
-	    cbb_call_cluster(L, c, 4) < 0) {
-		cbb_err(&err, "conduit_bb: out of memory");
+	if (cbb_call_cluster(L, c, 4, &err) < 0 ||
+	    cbb_call_read_script(c, path, &err) < 0) {
+		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;
 	}
 	opts.cfg = &c->cfg;
@@ -96,9 +97,6 @@ static int l_job_process(lua_State *L)
 			c->job.job_id, err.msg);
 		goto fail;
 	}
-	/* stage hooks get a rewritten script when % is used: keep lines */
-	if (c->plan.has_percent)
-		cbb_lines_save(&c->cfg, c->cluster, c->job.job_id, &c->plan);
 	cbb_call_flush_logs(L, c);
 	cbb_log(L, CBB_LOG_VERBOSE, "job %u: %zu stage-in and %zu stage-out "
 		"directives accepted", c->job.job_id,
@@ -126,7 +124,8 @@ static int l_pools(lua_State *L)
 	cbb_err_t err;
 
 	cbb_err_clear(&err);
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0)
+	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
+	    cbb_state_dir_check(&c->cfg, true, &err) < 0)
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 	cbb_call_done(c);
 	return cbb_push_result(L, 0, NULL, 0);
@@ -136,13 +135,15 @@ static void push_directive(lua_State *L, const cbb_directive_t *d)
 {
 	size_t i;
 
-	lua_createtable(L, 0, 6);
+	lua_createtable(L, 0, 8);
 	lua_pushstring(L, cbb_stage_name(d->stage));
 	lua_setfield(L, -2, "type");
 	lua_pushstring(L, cbb_action_name(d->action));
 	lua_setfield(L, -2, "action");
 	lua_pushboolean(L, d->recursive);
 	lua_setfield(L, -2, "recursive");
+	lua_pushboolean(L, d->every_attempt);
+	lua_setfield(L, -2, "every_attempt");
 	lua_createtable(L, (int)d->nsources, 0);
 	for (i = 0; i < d->nsources; i++) {
 		lua_pushstring(L, d->sources[i]);

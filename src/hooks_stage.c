@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "jobstate.h"
+#include "script.h"
 #include "key.h"
 #include "luahost.h"
 #include "stage.h"
@@ -25,7 +27,7 @@
 #include "status.h"
 
 #define CBB_STATUS_TIMEOUT_MS 5000   /* get_status blocks slurmctld */
-#define CBB_SCONTROL_TIMEOUT_MS 10000
+#define CBB_SQUEUE_TIMEOUT_MS 5000
 
 static const char *arg_str(lua_State *L, int i)
 {
@@ -44,6 +46,49 @@ static int done(lua_State *L, cbb_call_t *c, int rc, const char *msg)
 }
 
 /*
+ * When directives use % symbols, Slurm gives the stage hooks a rewritten
+ * script (a memfd: only the directive lines, symbols replaced) whose line
+ * numbers mean nothing to the user.  Take them from the job's own script,
+ * which Slurm keeps in StateSaveLocation until the job is purged.  When
+ * that cannot be read the rewritten script's numbers stay.
+ */
+#define CBB_DEFAULT_STATE_SAVE "/var/spool"
+
+static void user_lines(cbb_call_t *c, const char *path)
+{
+	char conf[4096], ssl[4096], orig[4200], *text = NULL;
+	cbb_script_t sc;
+	cbb_err_t err;
+	size_t len, i;
+
+	if (strncmp(path, "/proc/", 6))
+		return; /* the job's own script: its lines are right */
+	if (cbb_slurm_conf_get("StateSaveLocation", conf, sizeof(conf), ssl,
+			       sizeof(ssl)) < 0)
+		snprintf(ssl, sizeof(ssl), "%s", CBB_DEFAULT_STATE_SAVE);
+	snprintf(orig, sizeof(orig), "%s/hash.%u/job.%u/script", ssl,
+		 c->job.job_id % 10, c->job.job_id);
+	cbb_err_clear(&err);
+	if (cbb_read_job_script(&c->job, orig, &text, &len, &err) < 0)
+		return;
+	if (cbb_script_scan(text, len, c->cfg.directive, c->cfg.max_directives,
+			    &sc, &err) == 0 && sc.count == c->plan.n)
+		for (i = 0; i < sc.count; i++)
+			c->plan.v[i].line = sc.lines[i].lineno;
+	cbb_script_free(&sc);
+	free(text);
+}
+
+/* Job facts that only job_info gives (after cbb_call_job). */
+static void job_facts(const cbb_call_t *c, cbb_job_ctx_t *j)
+{
+	j->restart = c->restart;
+	j->submit = c->submit_time;
+	/* base state PENDING (0) with a restart count: requeued */
+	j->requeued = (c->job_state & 0xff) == 0 && c->restart > 0;
+}
+
+/*
  * Common start of data_in/test_data_in/data_out/test_data_out:
  * (job_id, job_script, uid, gid, job_info).  Leaves a parsed plan, an
  * open connection and a job context.
@@ -56,23 +101,25 @@ static int stage_prepare(lua_State *L, cbb_call_t *c, cbb_job_ctx_t *j,
 
 	if (job_id < 0 || uid < 0)
 		return cbb_err(err, "conduit_bb: bad job id or uid argument");
-	if (cbb_config_load(&c->cfg, NULL, err) < 0 ||
-	    cbb_call_read_script(c, arg_str(L, 2), err) < 0)
+	if (cbb_config_load(&c->cfg, NULL, err) < 0)
 		return -1;
-	if (cbb_call_job(L, c, 5, (unsigned long)uid) < 0 ||
-	    cbb_call_cluster(L, c, 5) < 0)
+	if (cbb_call_job(L, c, 5, (unsigned long)uid) < 0)
 		return cbb_err(err, "conduit_bb: out of memory");
 	c->job.job_id = (uint32_t)job_id;
+	if (cbb_call_cluster(L, c, 5, err) < 0 ||
+	    cbb_call_read_script(c, arg_str(L, 2), err) < 0)
+		return -1;
 	o.cfg = &c->cfg;
 	o.job = &c->job;
 	o.expand = false; /* Slurm already replaced the % symbols */
 	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, err) < 0)
 		return -1;
-	cbb_lines_apply(&c->cfg, c->cluster, c->job.job_id, &c->plan);
-	if (cbb_grpc_open(&c->grpc, &c->cfg, err) < 0)
+	user_lines(c, arg_str(L, 2));
+	if (cbb_grpc_open(&c->grpc, &c->cfg, 0, err) < 0)
 		return -1;
 	cbb_job_ctx_init(j, &c->cfg, &c->grpc, c->cluster, c->job.job_id,
-			 c->restart, (uint32_t)uid);
+			 (uint32_t)uid);
+	job_facts(c, j);
 	j->log = cbb_call_queue_log;
 	j->log_ud = c;
 	return 0;
@@ -98,32 +145,45 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
  * A job cancelled while its transfers run does not always get a
  * teardown: when the cancel and the teardown reach slurmscriptd in the
  * wrong order, the kill meant for the stage-in scripts kills the
- * teardown, and Slurm keeps polling test_data_in.  So a poll that finds
- * transfers still running asks Slurm (at most every
- * CBB_ASK_EVERY_S seconds) whether the job is over, and if it is,
- * aborts them.  Returns 1 (err set) when the job is over, else 0.
- * Stage-in only: stage-out always runs after the job is over.
+ * teardown, and Slurm keeps polling test_data_in.  So a poll asks Slurm
+ * (squeue) whether the job is over when its buffer has been torn down,
+ * and otherwise at most every CBB_ASK_EVERY_S seconds while transfers
+ * still run; if the job is over it aborts them.  Returns 1 (err set)
+ * when the job is over, else 0.  Stage-in only: stage-out always runs
+ * after the job is over.
  */
 #define CBB_ASK_EVERY_S 10
 
-static int job_ended(cbb_call_t *c, cbb_job_ctx_t *j, cbb_err_t *err)
+static int job_ended(cbb_call_t *c, cbb_job_ctx_t *j, bool now,
+		     cbb_err_t *err)
 {
-	cbb_jobstate_t js;
-	char state[64];
+	cbb_job_facts_t f;
 	cbb_err_t abort_err;
+	char sq[4200];
 
-	if (!cbb_ask_due(&c->cfg, c->cluster, j->job_id, CBB_ASK_EVERY_S))
+	if (!now && !cbb_ask_due(&c->cfg, c->cluster, j->job_id,
+				 CBB_ASK_EVERY_S))
 		return 0;
-	js = cbb_job_state(cbb_conf_scontrol(&c->cfg), j->job_id,
-			   CBB_SCONTROL_TIMEOUT_MS, state, sizeof(state));
-	if (js != CBB_JOB_OVER && js != CBB_JOB_GONE)
+	cbb_job_state(cbb_conf_squeue(&c->cfg, sq, sizeof(sq)), j->job_id,
+		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		return 0;
 	cbb_err_clear(&abort_err);
 	if (cbb_stage_teardown(j, true, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
-	cbb_err(err, "job %u is %s: stage-in transfers aborted",
-		j->job_id, state[0] ? state : "gone");
+	/* the teardown that would have forgotten the job may never come */
+	cbb_state_forget(&c->cfg, c->cluster, j->job_id);
+	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",
+		j->job_id, f.state[0] ? f.state : "gone");
 	return 1;
+}
+
+/* Slurm has torn the job's buffer down (burst_buffer_state). */
+static bool torn_down(const cbb_call_t *c)
+{
+	return c->bb_state && (!strcmp(c->bb_state, "teardown") ||
+			       !strcmp(c->bb_state, "teardown-fail") ||
+			       !strcmp(c->bb_state, "complete"));
 }
 
 static int test_hook(lua_State *L, cbb_stage_t stage)
@@ -138,9 +198,28 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);
 	}
+	if (torn_down(c)) {
+		/*
+		 * Slurm keeps polling after a teardown (scancel, or
+		 * scancel --hurry during stage-out); there is nothing left
+		 * to wait for.  A stage-out ends quietly: --hurry asked to
+		 * skip it.
+		 */
+		if (stage == CBB_STAGE_OUT) {
+			cbb_call_queue_log(c, CBB_LOG_VERBOSE, "stage-out "
+					   "abandoned: the buffer was torn "
+					   "down (scancel --hurry)");
+			return done(L, c, 0, NULL);
+		}
+		if (job_ended(c, &j, true, &err)) {
+			cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
+			return done(L, c, -1, err.msg);
+		}
+		return done(L, c, 0, "BUSY");
+	}
 	rc = cbb_stage_poll(&j, &c->plan, stage, &err);
 	if (rc == CBB_POLL_BUSY &&
-	    (stage != CBB_STAGE_IN || !job_ended(c, &j, &err)))
+	    (stage != CBB_STAGE_IN || !job_ended(c, &j, false, &err)))
 		return done(L, c, 0, "BUSY"); /* slurm.SLURM_BB_BUSY */
 	if (rc == CBB_POLL_BUSY) {
 		cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
@@ -186,25 +265,31 @@ static int l_nothing_to_do(lua_State *L)
 /*
  * slurm_bb_job_teardown(job_id, job_script, hurry, uid, gid)
  *
- * Slurm passes hurry=true for a cancelled job, but also after a
- * slurmctld restart or reconfigure during stage-in, when it then runs
- * stage-in again: aborting then would transfer everything twice (and
- * break a half-done mv).  So with hurry the job's state is asked from
- * Slurm, and transfers are aborted only when the job is over or gone (or
- * its state cannot be learnt).  Without hurry nothing is aborted and
- * nothing is waited for.
+ * Without hurry Slurm tears down a buffer it is done with (after
+ * stage-out, after a failed stage, for a job that is gone): nothing is
+ * aborted, nothing waited for, nothing asked; the job's StateDir files
+ * go.  Slurm passes hurry=true for a cancelled job and for scancel
+ * --hurry during stage-out, but also after a slurmctld restart or
+ * reconfigure during stage-in, when it then runs stage-in again:
+ * aborting then would transfer everything twice (and break a half-done
+ * mv).  So with hurry the job's state is asked from Slurm, and transfers
+ * are aborted only when the job is over (its compute done: cancelled,
+ * completed, in stage-out) or gone.  When Slurm cannot say, nothing is
+ * aborted and the teardown fails, so that Slurm tries again.  The job's
+ * StateDir files go once it is over, whether or not the Conduit server
+ * answers.
  */
 static int l_job_teardown(lua_State *L)
 {
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
 	const char *hurry = arg_str(L, 3);
+	bool hurried = hurry && !strcmp(hurry, "true");
 	cbb_call_t *c = cbb_call_new(L);
+	cbb_job_facts_t f;
 	cbb_job_ctx_t j;
-	cbb_jobstate_t js;
-	char state[64];
 	cbb_err_t err;
-	bool abort_active;
-	int rc;
+	char msg[256], sq[4200];
+	int rc = 0;
 
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0) {
@@ -212,40 +297,41 @@ static int l_job_teardown(lua_State *L)
 		return done(L, c, -1, err.msg);
 	}
 	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, c, 0) < 0) {
+	    cbb_call_cluster(L, c, 0, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);
 	}
-	js = cbb_job_state(cbb_conf_scontrol(&c->cfg), (uint32_t)job_id,
-			   CBB_SCONTROL_TIMEOUT_MS, state, sizeof(state));
-	abort_active = hurry && !strcmp(hurry, "true") && js != CBB_JOB_ALIVE;
-	{
-		char msg[200];
-
-		snprintf(msg, sizeof(msg), "job %ld: teardown (hurry=%s, job "
-			 "state %s): %s", job_id, hurry ? hurry : "?",
-			 state[0] ? state : js == CBB_JOB_GONE ? "gone" :
-					    "unknown",
-			 abort_active ? "aborting active transfers" :
-					"leaving transfers alone");
+	if (!hurried) {
+		snprintf(msg, sizeof(msg), "job %ld: teardown: leaving transfers "
+			 "alone", job_id);
 		cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
+		cbb_state_forget(&c->cfg, c->cluster, (uint32_t)job_id);
+		return done(L, c, 0, NULL);
 	}
-	if (cbb_grpc_open(&c->grpc, &c->cfg, &err) < 0) {
-		rc = -1;
-	} else {
+	cbb_job_state(cbb_conf_squeue(&c->cfg, sq, sizeof(sq)),
+		      (uint32_t)job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
+	if (f.cls == CBB_JOB_UNKNOWN) {
+		cbb_err(&err, "job %ld: teardown: cannot learn the job's state "
+			"from squeue; nothing aborted (Slurm retries)", job_id);
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+		return done(L, c, -1, err.msg);
+	}
+	snprintf(msg, sizeof(msg), "job %ld: teardown (hurry, job state %s): %s",
+		 job_id, f.state[0] ? f.state : "gone", f.cls == CBB_JOB_ALIVE ?
+		 "leaving transfers alone" : "aborting active transfers");
+	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
+	if (f.cls == CBB_JOB_ALIVE)
+		return done(L, c, 0, NULL);
+	if (cbb_grpc_open(&c->grpc, &c->cfg, 0, &err) == 0) {
 		cbb_job_ctx_init(&j, &c->cfg, &c->grpc, c->cluster,
-				 (uint32_t)job_id, 0, (uint32_t)uid);
+				 (uint32_t)job_id, (uint32_t)uid);
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
-		rc = cbb_stage_teardown(&j, abort_active, &err);
+		rc = cbb_stage_teardown(&j, true, &err);
+	} else {
+		rc = -1;
 	}
-	if (rc == 0 && (js == CBB_JOB_OVER || js == CBB_JOB_GONE))
-		cbb_state_forget(&c->cfg, c->cluster, (uint32_t)job_id);
-	if (rc < 0 && !abort_active) {
-		/* nothing needed doing: do not make Slurm retry */
-		cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
-		rc = 0;
-	}
+	cbb_state_forget(&c->cfg, c->cluster, (uint32_t)job_id);
 	if (rc < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return done(L, c, rc, rc < 0 ? err.msg : NULL);
@@ -288,15 +374,18 @@ static int l_get_status(lua_State *L)
 	c = cbb_call_new(L);
 	cbb_err_clear(&err);
 	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, c, 0) < 0)
+	    cbb_call_cluster(L, c, 0, &err) < 0) {
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);
-	/* bbstat holds slurmctld's burst-buffer lock: answer quickly */
-	if (c->cfg.request_timeout_ms > CBB_STATUS_TIMEOUT_MS)
-		c->cfg.request_timeout_ms = CBB_STATUS_TIMEOUT_MS;
+	}
 	/* the caller's own transfers; root sees everyone's */
 	snprintf(user, sizeof(user), "%ld", caller);
 	cbb_key_job_regex(rx, sizeof(rx), c->cluster, (uint32_t)job_id, -1);
-	if (cbb_grpc_open(&c->grpc, &c->cfg, &err) < 0 ||
+	/* bbstat holds slurmctld's burst-buffer lock: one short budget */
+	if (cbb_grpc_open(&c->grpc, &c->cfg,
+			  c->cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
+				  c->cfg.request_timeout_ms :
+				  CBB_STATUS_TIMEOUT_MS, &err) < 0 ||
 	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
 			      &c->transfers, &transport, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
@@ -348,9 +437,37 @@ static char *stage_json(const cbb_plan_t *p, cbb_stage_t st, size_t *count)
 }
 
 /*
+ * Open the path file for writing.  Slurm creates it empty before calling
+ * paths, except for a task split off an array, whose job directory it
+ * never made: then make it as Slurm makes job directories (mode 0700),
+ * but only where Slurm's own layout says it belongs.
+ */
+static int open_path_file(const char *path_file, uint32_t job_id)
+{
+	char state[4096], dir[4200];
+	int fd;
+
+	fd = open(path_file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0 || errno != ENOENT ||
+	    !cbb_slurm_state_of(path_file, job_id, "path", state, sizeof(state)))
+		return fd;
+	snprintf(dir, sizeof(dir), "%s/hash.%u", state, job_id % 10);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	snprintf(dir, sizeof(dir), "%s/hash.%u/job.%u", state, job_id % 10,
+		 job_id);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return open(path_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+				       O_NOFOLLOW, 0600);
+}
+
+/*
  * slurm_bb_paths(job_id, job_script, path_file, uid, gid, job_info)
  * Runs inside slurmctld: local work only.  Writes NAME=value lines that
- * Slurm adds to the job's environment (docs/user.md lists them).
+ * Slurm adds to the job's environment (docs/user.md lists them).  The
+ * environment is a convenience: when the path file cannot be written the
+ * job still starts (logged), never held for it.
  */
 static int l_paths(lua_State *L)
 {
@@ -368,15 +485,16 @@ static int l_paths(lua_State *L)
 		cbb_err(&err, "conduit_bb: paths needs job id, path file and uid");
 		return done(L, c, -1, err.msg);
 	}
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
-	    cbb_call_read_script(c, arg_str(L, 2), &err) < 0)
+	if (cbb_config_load(&c->cfg, NULL, &err) < 0)
 		goto out;
-	if (cbb_call_job(L, c, 6, (unsigned long)uid) < 0 ||
-	    cbb_call_cluster(L, c, 6) < 0) {
+	if (cbb_call_job(L, c, 6, (unsigned long)uid) < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
 		goto out;
 	}
 	c->job.job_id = (uint32_t)job_id;
+	if (cbb_call_cluster(L, c, 6, &err) < 0 ||
+	    cbb_call_read_script(c, arg_str(L, 2), &err) < 0)
+		goto out;
 	o.cfg = &c->cfg;
 	o.job = &c->job;
 	o.expand = true; /* paths gets the plain script */
@@ -397,16 +515,18 @@ static int l_paths(lua_State *L)
 		cbb_err(&err, "conduit_bb: out of memory");
 		goto out;
 	}
-	fd = open(path_file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || write(fd, c->out.data, c->out.len) != (ssize_t)c->out.len) {
-		cbb_err(&err, "conduit_bb: cannot write %s: %s", path_file,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	close(fd);
 	rc = 0;
+	fd = open_path_file(path_file, (uint32_t)job_id);
+	if (fd < 0 || write(fd, c->out.data, c->out.len) != (ssize_t)c->out.len) {
+		char msg[4400];
+
+		snprintf(msg, sizeof(msg), "job %ld: cannot write %s (%s): the "
+			 "job starts without the CONDUIT_BB_* variables",
+			 job_id, path_file, strerror(errno));
+		cbb_call_queue_log(c, CBB_LOG_INFO, msg);
+	}
+	if (fd >= 0)
+		close(fd);
 out:
 	free(in);
 	free(out);

@@ -39,6 +39,7 @@ static const struct {
 	{ "job_id", N(job_id) },
 	{ "cluster", S(cluster) },
 	{ "user", S(user) },
+	{ "uid", N(uid) },
 	{ "session", S(session) },
 	{ "pool", S(pool) },
 	{ "gpus", N(gpus) },
@@ -82,15 +83,7 @@ static void push_jobinfo(lua_State *L, const cbb_jobinfo_t *ji)
 
 static int whole(lua_State *L, int idx, double max, uint64_t *out)
 {
-	lua_Number v;
-
-	if (lua_type(L, idx) != LUA_TNUMBER)
-		return -1;
-	v = lua_tonumber(L, idx);
-	if (v < 0 || v > max || v != (lua_Number)(uint64_t)v)
-		return -1;
-	*out = (uint64_t)v;
-	return 0;
+	return cbb_lua_whole(L, idx, max, out) ? 0 : -1;
 }
 
 /*
@@ -168,11 +161,13 @@ static int read_jobinfo(lua_State *L, int idx, cbb_jobinfo_t *ji,
 		}
 		lua_pop(L, 1);
 	}
+	if (ji->v != CBB_JOBINFO_VERSION)
+		return cbb_err(err, "jobinfo version %u is not %d (made by "
+			       "another conduit-bb release: requeue the job "
+			       "to set its session up again)", ji->v,
+			       CBB_JOBINFO_VERSION);
 	if (seen != NFIELDS)
 		return cbb_err(err, "jobinfo lacks fields");
-	if (ji->v != CBB_JOBINFO_VERSION)
-		return cbb_err(err, "jobinfo version %u is not %d", ji->v,
-			       CBB_JOBINFO_VERSION);
 	return 0;
 }
 
@@ -234,6 +229,42 @@ static int l_setup_special_steps(lua_State *L)
 }
 
 /*
+ * The job's user, from Slurm: job.user_id, else job.user_name resolved
+ * on this host.  Fails (the setup fails) rather than guess, and never
+ * gives uid 0 to a user who is not root.
+ */
+static int job_user(lua_State *L, cbb_jobinfo_t *ji, cbb_err_t *err)
+{
+	struct passwd pw, *res = NULL;
+	char name[64], pwbuf[2048];
+	uint64_t uid = 0;
+	bool have;
+
+	tfield(L, 1, "user_name", name, sizeof(name));
+	lua_getfield(L, 1, "user_id");
+	/* 4294967294 is Slurm's NO_VAL: not a uid */
+	have = cbb_lua_whole(L, -1, 4294967293.0, &uid);
+	lua_pop(L, 1);
+	if (!have && name[0] &&
+	    getpwnam_r(name, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res) {
+		uid = res->pw_uid;
+		have = true;
+	}
+	if (!have)
+		return cbb_err(err, "the job's uid is unknown: Slurm gave no "
+			       "user_id and user '%s' does not resolve on this "
+			       "host", name[0] ? name : "(none)");
+	if (!name[0] &&
+	    getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		snprintf(name, sizeof(name), "%s", res->pw_name);
+	if (uid == 0 && name[0] && strcmp(name, "root"))
+		return cbb_err(err, "refusing uid 0 for user '%s'", name);
+	ji->uid = (uint32_t)uid;
+	snprintf(ji->user, sizeof(ji->user), "%s", name);
+	return 0;
+}
+
+/*
  * SwitchController=http: reserve (an idempotent PUT: a repeated job_start
  * gets the same session) and fill the jobinfo.  A failure after the
  * reservation releases it again: a failed setup is never torn down.
@@ -241,25 +272,23 @@ static int l_setup_special_steps(lua_State *L)
 static int reserve(lua_State *L, cbb_call_t *c, const cbb_netreq_t *req,
 		   cbb_jobinfo_t *ji, cbb_err_t *err)
 {
-	char nodes[1024], part[128], num[32], uidb[32];
+	char nodes[1024], part[128];
 	cbb_session_t s;
 	cbb_ctl_job_t cj;
 	cbb_ctl_rc_t r;
-	struct passwd pw, *res = NULL;
-	char pwbuf[2048];
+	uint64_t nn = 0;
 	int rc = 0;
 
 	cj.cluster = ji->cluster;
 	cj.job_id = ji->job_id;
 	cj.user = ji->user;
-	tfield(L, 1, "user_id", uidb, sizeof(uidb));
-	if (!uidb[0])
-		(void)getpwnam_r(ji->user, &pw, pwbuf, sizeof(pwbuf), &res);
-	cj.uid = uidb[0] ? (uint32_t)strtoul(uidb, NULL, 10) :
-			   res ? (uint32_t)res->pw_uid : 0;
+	cj.uid = ji->uid;
 	cj.nodes = tfield(L, 1, "nodes", nodes, sizeof(nodes));
-	cj.num_nodes = (uint32_t)strtoul(tfield(L, 1, "num_nodes", num,
-						sizeof(num)), NULL, 10);
+	lua_getfield(L, 1, "num_nodes");
+	if (!cbb_lua_whole(L, -1, 4294967295.0, &nn))
+		nn = 0;
+	lua_pop(L, 1);
+	cj.num_nodes = (uint32_t)nn;
 	cj.partition = tfield(L, 1, "partition", part, sizeof(part));
 	cj.req = req;
 	r = cbb_ctl_reserve(&c->cfg, &cj, &s, err);
@@ -280,8 +309,9 @@ static int reserve(lua_State *L, cbb_call_t *c, const cbb_netreq_t *req,
 	ji->n_vlans = s.n_vlans;
 	memcpy(ji->env, s.env, sizeof(ji->env));
 	if (s.token[0] &&
-	    cbb_seal(c->cfg.session_key_file, ji->job_id, ji->cluster, s.token,
-		     ji->token, sizeof(ji->token), err) < 0) {
+	    cbb_seal(c->cfg.session_key_file, ji->job_id, ji->cluster,
+		     ji->session, s.token, ji->token, sizeof(ji->token),
+		     err) < 0) {
 		cbb_err_t e2;
 
 		cbb_err_clear(&e2);
@@ -304,7 +334,6 @@ static int l_job_start(lua_State *L)
 	cbb_jobinfo_t ji;
 	uint8_t key[CBB_MAC_KEY_LEN];
 	cbb_err_t err;
-	char buf[256];
 	long job_id;
 
 	cbb_err_clear(&err);
@@ -346,10 +375,15 @@ static int l_job_start(lua_State *L)
 	memset(&ji, 0, sizeof(ji));
 	ji.v = CBB_JOBINFO_VERSION;
 	ji.job_id = (uint32_t)job_id;
-	cbb_call_cluster(L, c, 1);
+	if (cbb_call_cluster(L, c, 1, &err) < 0 || job_user(L, &ji, &err) < 0) {
+		cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: setup failed: %s",
+			job_id, err.msg);
+		cbb_key_wipe(key);
+		cbb_call_done(c);
+		lua_pushinteger(L, -1);
+		return 1;
+	}
 	cbb_key_cluster(ji.cluster, c->cluster);
-	snprintf(ji.user, sizeof(ji.user), "%s",
-		 tfield(L, 1, "user_name", buf, sizeof(buf)));
 	cbb_netreq_directives(req.directives, ji.directives,
 			      sizeof(ji.directives));
 	if (c->cfg.switch_http) {
@@ -404,10 +438,10 @@ static int l_job_complete(lua_State *L)
 		lua_getfield(L, 1, "job_id");
 		job_id = cbb_arg_id(L, -1);
 		lua_pop(L, 1);
-		cbb_call_cluster(L, c, 1);
-		r = job_id < 0 ? CBB_CTL_TRANSIENT :
-				 cbb_ctl_release(&c->cfg, c->cluster ? c->cluster : "",
-						 (uint32_t)job_id, &err);
+		r = job_id < 0 || cbb_call_cluster(L, c, 1, &err) < 0 ?
+			    CBB_CTL_TRANSIENT :
+			    cbb_ctl_release(&c->cfg, c->cluster, (uint32_t)job_id,
+					    &err);
 		if (r == CBB_CTL_OK || r == CBB_CTL_GONE) {
 			cbb_log(L, CBB_LOG_VERBOSE, "switch: job %ld: session %s",
 				job_id, r == CBB_CTL_OK ? "released" :
@@ -450,6 +484,33 @@ static int l_job_complete(lua_State *L)
 }
 
 /*
+ * A stepinfo belongs to the step's own job: the same job id and, when
+ * this host knows the cluster's name, the same cluster.  1, or -1.
+ */
+static int step_is_job(lua_State *L, cbb_call_t *c, const cbb_jobinfo_t *ji,
+		       cbb_err_t *err)
+{
+	char cluster[CBB_CLUSTER_MAX];
+	cbb_err_t unknown;
+	long step_job;
+
+	lua_getfield(L, 1, "job_id");
+	step_job = cbb_arg_id(L, -1);
+	lua_pop(L, 1);
+	if (step_job < 0 || (uint32_t)step_job != ji->job_id)
+		return cbb_err(err, "it was made for job %u, not this step's "
+			       "job %ld", ji->job_id, step_job);
+	cbb_err_clear(&unknown);
+	if (cbb_call_cluster(L, c, 0, &unknown) == 0) {
+		cbb_key_cluster(cluster, c->cluster);
+		if (strcmp(cluster, ji->cluster))
+			return cbb_err(err, "it was made on cluster %s, not "
+				       "%s", ji->cluster, cluster);
+	}
+	return 1;
+}
+
+/*
  * Verify the stepinfo of a step hook.  Returns 1 when it is ours and
  * sound, 0 when there is none, -1 (logged) when it must be refused.
  */
@@ -472,7 +533,7 @@ static int step_info(lua_State *L, cbb_call_t *c, cbb_jobinfo_t *ji,
 			"with another SessionKeyFile)");
 		rc = -1;
 	} else {
-		rc = 1;
+		rc = step_is_job(L, c, ji, &err);
 	}
 	cbb_key_wipe(key);
 	if (rc < 0)
@@ -597,7 +658,8 @@ static int l_step_init(lua_State *L)
 		cbb_err_clear(&err);
 		if (cbb_config_load(&cfg, NULL, &err) < 0 ||
 		    cbb_unseal(cfg.session_key_file, ji.job_id, ji.cluster,
-			       ji.token, token, sizeof(token), &err) < 0) {
+			       ji.session, ji.token, token, sizeof(token),
+			       &err) < 0) {
 			cbb_config_free(&cfg);
 			cbb_log(L, CBB_LOG_ERROR, "switch: step_init: job %u: %s",
 				ji.job_id, err.msg);
@@ -611,7 +673,7 @@ static int l_step_init(lua_State *L)
 
 			rc = cbb_session_file_write(
 				cfg.session_dir ? cfg.session_dir : CBB_SESSION_DIR,
-				ji.cluster, ji.job_id, ji.user, token, path,
+				ji.cluster, ji.job_id, ji.uid, token, path,
 				sizeof(path), &err);
 			memset(token, 0, sizeof(token));
 			cbb_config_free(&cfg);

@@ -12,21 +12,45 @@
 
 #include "readfile.h"
 
+/* One field as "name:length:value\n": no value can forge another. */
+static int field(cbb_buf_t *out, const char *name, const char *value)
+{
+	return cbb_buf_printf(out, "%s:%zu:%s\n", name, strlen(value), value);
+}
+
+static int number(cbb_buf_t *out, const char *name, unsigned long long v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%llu", v);
+	return field(out, name, buf);
+}
+
 int cbb_jobinfo_canonical(const cbb_jobinfo_t *ji, cbb_buf_t *out)
 {
-	size_t i;
+	char vlans[16 * 6 + 1];
+	size_t i, o = 0;
 	int rc = 0;
 
-	rc |= cbb_buf_printf(out, "conduit-bb jobinfo\nv=%u\njob_id=%u\n"
-			     "cluster=%s\nuser=%s\nsession=%s\npool=%s\n"
-			     "gpus=%u\nvram_mib=%llu\nendpoint=%s\nvlans=",
-			     ji->v, ji->job_id, ji->cluster, ji->user,
-			     ji->session, ji->pool, ji->gpus,
-			     (unsigned long long)ji->vram_mib, ji->endpoint);
-	for (i = 0; i < ji->n_vlans; i++)
-		rc |= cbb_buf_printf(out, "%s%u", i ? "," : "", ji->vlans[i]);
-	rc |= cbb_buf_printf(out, "\ndirectives=%s\ntoken=%s\nenv=%s", ji->directives,
-			     ji->token, ji->env);
+	vlans[0] = '\0';
+	for (i = 0; i < ji->n_vlans && i < 16; i++)
+		o += (size_t)snprintf(vlans + o, sizeof(vlans) - o, "%s%u",
+				      i ? "," : "", ji->vlans[i]);
+	rc |= cbb_buf_adds(out, "conduit-bb jobinfo\n");
+	rc |= number(out, "v", ji->v);
+	rc |= number(out, "job_id", ji->job_id);
+	rc |= field(out, "cluster", ji->cluster);
+	rc |= field(out, "user", ji->user);
+	rc |= number(out, "uid", ji->uid);
+	rc |= field(out, "session", ji->session);
+	rc |= field(out, "pool", ji->pool);
+	rc |= number(out, "gpus", ji->gpus);
+	rc |= number(out, "vram_mib", ji->vram_mib);
+	rc |= field(out, "endpoint", ji->endpoint);
+	rc |= field(out, "vlans", vlans);
+	rc |= field(out, "directives", ji->directives);
+	rc |= field(out, "token", ji->token);
+	rc |= field(out, "env", ji->env);
 	return rc ? -1 : 0;
 }
 
@@ -119,17 +143,24 @@ void cbb_key_wipe(uint8_t key[CBB_MAC_KEY_LEN])
 #define NONCE 12
 #define TAG 16
 
-static void aad_of(char *aad, size_t size, uint32_t job_id, const char *cluster)
+/* The token opens only for this cluster, job and session. */
+static int aad_of(char *aad, size_t size, uint32_t job_id, const char *cluster,
+		  const char *session)
 {
-	snprintf(aad, size, "conduit-bb token v1|%s|%u", cluster, job_id);
+	int n = snprintf(aad, size, "conduit-bb token v2\n%zu:%s\n%u\n%zu:%s",
+			 strlen(cluster), cluster, job_id, strlen(session),
+			 session);
+
+	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
-	     const char *plain, char *out, size_t size, cbb_err_t *err)
+	     const char *session, const char *plain, char *out, size_t size,
+	     cbb_err_t *err)
 {
 	uint8_t key[32], buf[NONCE + 1024 + TAG];
 	size_t n = strlen(plain);
-	char aad[160];
+	char aad[512];
 	EVP_CIPHER_CTX *ctx;
 	int len, ok = 0;
 
@@ -137,9 +168,10 @@ int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
 		return cbb_err(err, "session token longer than 1024 bytes");
 	if (4 * ((NONCE + n + TAG + 2) / 3) + 1 > size)
 		return cbb_err(err, "sealed token does not fit");
+	if (aad_of(aad, sizeof(aad), job_id, cluster, session) < 0)
+		return cbb_err(err, "cluster or session name too long");
 	if (derive(keyfile, "conduit-bb token seal v1", key, err) < 0)
 		return -1;
-	aad_of(aad, sizeof(aad), job_id, cluster);
 	ctx = EVP_CIPHER_CTX_new();
 	if (ctx && RAND_bytes(buf, NONCE) == 1 &&
 	    EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) == 1 &&
@@ -161,11 +193,12 @@ int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
 }
 
 int cbb_unseal(const char *keyfile, uint32_t job_id, const char *cluster,
-	       const char *sealed, char *out, size_t size, cbb_err_t *err)
+	       const char *session, const char *sealed, char *out, size_t size,
+	       cbb_err_t *err)
 {
 	uint8_t key[32], buf[NONCE + 1024 + TAG + 8];
 	size_t sl = strlen(sealed);
-	char aad[160];
+	char aad[512];
 	EVP_CIPHER_CTX *ctx;
 	int n, len, ok = 0;
 
@@ -180,9 +213,10 @@ int cbb_unseal(const char *keyfile, uint32_t job_id, const char *cluster,
 		n--;
 	if (n < NONCE + TAG || (size_t)(n - NONCE - TAG) >= size)
 		return cbb_err(err, "sealed token is malformed");
+	if (aad_of(aad, sizeof(aad), job_id, cluster, session) < 0)
+		return cbb_err(err, "cluster or session name too long");
 	if (derive(keyfile, "conduit-bb token seal v1", key, err) < 0)
 		return -1;
-	aad_of(aad, sizeof(aad), job_id, cluster);
 	n -= NONCE + TAG;
 	ctx = EVP_CIPHER_CTX_new();
 	if (ctx &&

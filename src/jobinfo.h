@@ -2,10 +2,13 @@
  * jobinfo.h - what the switch half hands from job_start to every step
  * (Slurm stores it with the job and copies it into each step's stepinfo).
  *
- * A versioned record (v=1) of plain values, signed with HMAC-SHA256 under
+ * A versioned record (v=2) of plain values, signed with HMAC-SHA256 under
  * a key derived from SessionKeyFile, so the step hooks refuse a jobinfo
  * that was altered or made elsewhere.  The MAC covers a canonical text
- * form, not Lua's table layout, so it survives the host's pack/unpack.
+ * form, not Lua's table layout, so it survives the host's pack/unpack;
+ * each field is written as name:length:value, so no value can pass for
+ * another field.  Version 1 (conduit-bb 0.1.0) joined fields with
+ * newlines without escaping and is refused.
  */
 #ifndef CBB_JOBINFO_H
 #define CBB_JOBINFO_H
@@ -17,7 +20,7 @@
 #include "buf.h"
 #include "err.h"
 
-#define CBB_JOBINFO_VERSION 1
+#define CBB_JOBINFO_VERSION 2
 #define CBB_MAC_KEY_LEN 32
 
 typedef struct {
@@ -25,6 +28,7 @@ typedef struct {
 	uint32_t job_id;
 	char cluster[64];
 	char user[64];
+	uint32_t uid;
 	char session[128];
 	char pool[65];
 	uint32_t gpus;
@@ -55,14 +59,17 @@ bool cbb_jobinfo_verify(const cbb_jobinfo_t *ji,
 
 /*
  * Seal a secret (the session token) for one job: AES-256-GCM under a key
- * derived from SessionKeyFile (not the MAC key), a random nonce, the job
- * id and cluster as associated data; base64(nonce | ciphertext | tag).
- * Unseal fails on any change, or for another job.
+ * derived from SessionKeyFile (not the MAC key), a random nonce, and the
+ * cluster, job id and session as associated data;
+ * base64(nonce | ciphertext | tag).  Unseal fails on any change, and for
+ * another cluster, job or session.
  */
 int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
-	     const char *plain, char *out, size_t size, cbb_err_t *err);
+	     const char *session, const char *plain, char *out, size_t size,
+	     cbb_err_t *err);
 int cbb_unseal(const char *keyfile, uint32_t job_id, const char *cluster,
-	       const char *sealed, char *out, size_t size, cbb_err_t *err);
+	       const char *session, const char *sealed, char *out, size_t size,
+	       cbb_err_t *err);
 
 /* Wipe key material from memory. */
 void cbb_key_wipe(uint8_t key[CBB_MAC_KEY_LEN]);

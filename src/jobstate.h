@@ -1,27 +1,52 @@
 /*
- * jobstate.h - ask Slurm what state a job is in, from a hook that has no
- * job_info (teardown), by running `scontrol show job -o ID` with a hard
- * time limit.  Its output never reaches the hook's stdout (which is the
- * hook's answer to Slurm).
+ * jobstate.h - ask Slurm what state a job is in, for hooks that have no
+ * job_info (teardown) or must not trust it (a poll of a job that may be
+ * over), by running
+ *
+ *   squeue -h -t all -j ID -o "%A %F %K %T"
+ *
+ * with a hard time limit.  Every column is a number or a state word that
+ * Slurm writes, never user text, and the row is picked by its job id: a
+ * job name such as "x JobState=COMPLETED" or "Invalid job id" cannot
+ * change the answer.  `-j` of an array's id lists every task, so the
+ * array's own row is the one whose %A is the id asked about.  Output
+ * never reaches the hook's stdout (which is the hook's answer to Slurm).
  */
 #ifndef CBB_JOBSTATE_H
 #define CBB_JOBSTATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef enum {
-	CBB_JOB_UNKNOWN = -1, /* scontrol failed or timed out */
+	CBB_JOB_UNKNOWN = -1, /* squeue failed, timed out or said nothing */
 	CBB_JOB_GONE = 0,     /* Slurm no longer knows the job */
-	CBB_JOB_ALIVE = 1,    /* pending, running, suspended, ... */
-	CBB_JOB_OVER = 2,     /* cancelled, completed, failed, ... */
+	CBB_JOB_ALIVE = 1,    /* pending, running, suspended, requeued ... */
+	CBB_JOB_OVER = 2,     /* its compute is over: completed, cancelled,
+				 failed, in stage-out ... */
 } cbb_jobstate_t;
 
-/* `state` receives the JobState word (may be empty). */
-cbb_jobstate_t cbb_job_state(const char *scontrol, uint32_t job_id,
-			     unsigned timeout_ms, char *state, size_t size);
+typedef struct {
+	cbb_jobstate_t cls;
+	char state[32];         /* squeue's state word; "" when unknown */
+	uint32_t array_job_id;  /* the array's id, or the job's own */
+	bool array_task;        /* the job is a task of an array */
+} cbb_job_facts_t;
 
-/* Classify a JobState word (exposed for tests). */
+/* The state of one job (facts may be NULL). */
+cbb_jobstate_t cbb_job_state(const char *squeue, uint32_t job_id,
+			     unsigned timeout_ms, cbb_job_facts_t *facts);
+
+/*
+ * Read squeue's answer for job_id: its stdout, its exit status and its
+ * stderr (exposed for tests).
+ */
+cbb_jobstate_t cbb_job_state_parse(const char *out, int status,
+				   const char *errtext, uint32_t job_id,
+				   cbb_job_facts_t *facts);
+
+/* Classify a state word (exposed for tests). */
 cbb_jobstate_t cbb_job_state_classify(const char *word);
 
 #endif

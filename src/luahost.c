@@ -45,7 +45,8 @@ void cbb_call_done(cbb_call_t *c)
 	cbb_buf_free(&c->out);
 	cbb_buf_free(&c->logs);
 	free(c->cluster);
-	c->cluster = NULL;
+	free(c->bb_state);
+	c->cluster = c->bb_state = NULL;
 	cbb_config_free(&c->cfg);
 	cbb_plan_free(&c->plan);
 	free(c->script);
@@ -75,20 +76,36 @@ static int field_string(lua_State *L, int idx, const char *key, char **dst)
 	return 0;
 }
 
+bool cbb_lua_whole(lua_State *L, int idx, double max, uint64_t *out)
+{
+	lua_Number v;
+
+	if (lua_type(L, idx) != LUA_TNUMBER)
+		return false;
+	v = lua_tonumber(L, idx);
+	/* false for NaN and out of range, so the cast below is defined */
+	if (!(v >= 0 && v <= max) || v != (lua_Number)(uint64_t)v)
+		return false;
+	*out = (uint64_t)v;
+	return true;
+}
+
+static uint64_t field_whole(lua_State *L, int idx, const char *key,
+			    double max, uint64_t dflt)
+{
+	uint64_t r = dflt;
+
+	lua_getfield(L, idx, key);
+	if (!cbb_lua_whole(L, -1, max, &r))
+		r = dflt;
+	lua_pop(L, 1);
+	return r;
+}
+
 static uint32_t field_u32(lua_State *L, int idx, const char *key,
 			  uint32_t dflt)
 {
-	lua_Number v;
-	uint32_t r = dflt;
-
-	lua_getfield(L, idx, key);
-	if (lua_type(L, -1) == LUA_TNUMBER) {
-		v = lua_tonumber(L, -1);
-		if (v >= 0 && v <= 4294967295.0)
-			r = (uint32_t)v;
-	}
-	lua_pop(L, 1);
-	return r;
+	return (uint32_t)field_whole(L, idx, key, 4294967295.0, dflt);
 }
 
 int cbb_call_job(lua_State *L, cbb_call_t *c, int idx, unsigned long uid)
@@ -105,7 +122,12 @@ int cbb_call_job(lua_State *L, cbb_call_t *c, int idx, unsigned long uid)
 	j->array_job_id = field_u32(L, idx, "array_job_id", 0);
 	j->array_task_id = field_u32(L, idx, "array_task_id", CBB_NO_VAL);
 	c->restart = field_u32(L, idx, "restart_cnt", 0);
-	if (field_string(L, idx, "user_name", &c->user_name) < 0 ||
+	c->job_state = field_u32(L, idx, "job_state", 0);
+	/* seconds since 1970, up to the year 9999 */
+	c->submit_time = (int64_t)field_whole(L, idx, "submit_time",
+					      253402300799.0, 0);
+	if (field_string(L, idx, "burst_buffer_state", &c->bb_state) < 0 ||
+	    field_string(L, idx, "user_name", &c->user_name) < 0 ||
 	    field_string(L, idx, "work_dir", &c->work_dir) < 0 ||
 	    field_string(L, idx, "name", &c->name) < 0)
 		return -1;
@@ -201,34 +223,87 @@ void cbb_call_flush_logs(lua_State *L, cbb_call_t *c)
 	cbb_buf_reset(&c->logs);
 }
 
-int cbb_call_cluster(lua_State *L, cbb_call_t *c, int idx)
+int cbb_call_cluster(lua_State *L, cbb_call_t *c, int idx, cbb_err_t *err)
 {
 	const char *s = NULL;
+	char conf[256], path[4096];
 
 	lua_getglobal(L, "slurm");
 	if (lua_istable(L, -1)) {
 		lua_getfield(L, -1, "CLUSTER_NAME");
 		if (lua_type(L, -1) == LUA_TSTRING)
 			s = lua_tostring(L, -1);
-		if (s && !(c->cluster = strdup(s))) {
+		if (s && s[0] && !(c->cluster = strdup(s))) {
 			lua_pop(L, 2);
-			return -1;
+			return cbb_err(err, "conduit_bb: out of memory");
 		}
 		lua_pop(L, 1);
 	}
 	lua_pop(L, 1);
-	if (!c->cluster && (lua_istable(L, idx) || lua_isuserdata(L, idx)))
-		if (field_string(L, idx, "cluster", &c->cluster) < 0)
+	if (!c->cluster && idx != 0 &&
+	    (lua_istable(L, idx) || lua_isuserdata(L, idx)) &&
+	    field_string(L, idx, "cluster", &c->cluster) < 0)
+		return cbb_err(err, "conduit_bb: out of memory");
+	if (c->cluster && !c->cluster[0]) {
+		free(c->cluster);
+		c->cluster = NULL;
+	}
+	if (c->cluster)
+		return 0;
+	if (cbb_slurm_cluster_name(path, sizeof(path), conf, sizeof(conf)) < 0)
+		return cbb_err(err, "conduit_bb: the cluster name is unknown: "
+			       "Slurm gave none and %s has no ClusterName", path);
+	c->cluster = strdup(conf);
+	return c->cluster ? 0 : cbb_err(err, "conduit_bb: out of memory");
+}
+
+bool cbb_slurm_state_of(const char *path, uint32_t job_id, const char *leaf,
+			char *state, size_t size)
+{
+	char tail[96];
+	size_t pl = strlen(path), tl;
+
+	tl = (size_t)snprintf(tail, sizeof(tail), "/hash.%u/job.%u/%s",
+			      job_id % 10, job_id, leaf);
+	if (tl >= sizeof(tail) || pl <= tl || pl - tl >= size ||
+	    strcmp(path + pl - tl, tail) || path[0] != '/')
+		return false;
+	memcpy(state, path, pl - tl);
+	state[pl - tl] = '\0';
+	return true;
+}
+
+int cbb_read_job_script(const cbb_job_t *job, const char *path, char **text,
+			size_t *len, cbb_err_t *err)
+{
+	uint32_t a = job->array_job_id;
+	char state[4096], alt[4200];
+	bool missing;
+
+	if (!path)
+		return cbb_err(err, "conduit_bb: no job script path given");
+	if (cbb_read_file(path, CBB_SCRIPT_MAX, text, len, &missing, err) < 0)
+		return -1;
+	if (!missing)
+		return 0;
+	if (a && a != job->job_id &&
+	    cbb_slurm_state_of(path, job->job_id, "script", state,
+			       sizeof(state))) {
+		snprintf(alt, sizeof(alt), "%s/hash.%u/job.%u/script", state,
+			 a % 10, a);
+		if (cbb_read_file(alt, CBB_SCRIPT_MAX, text, len, &missing,
+				  err) < 0)
 			return -1;
-	return 0;
+		if (!missing)
+			return 0;
+	}
+	return cbb_err(err, "cannot open %s: %s", path, strerror(ENOENT));
 }
 
 int cbb_call_read_script(cbb_call_t *c, const char *path, cbb_err_t *err)
 {
-	if (!path)
-		return cbb_err(err, "conduit_bb: no job script path given");
-	return cbb_read_file(path, CBB_SCRIPT_MAX, &c->script, &c->script_len,
-			     NULL, err);
+	return cbb_read_job_script(&c->job, path, &c->script, &c->script_len,
+				   err);
 }
 
 long cbb_arg_id(lua_State *L, int idx)

@@ -34,7 +34,10 @@ typedef struct {
 	char *work_dir;
 	char *name;
 	char *cluster;
-	uint32_t restart;
+	char *bb_state;      /* job_info.burst_buffer_state, may be NULL */
+	uint32_t restart;    /* job_info.restart_cnt */
+	uint32_t job_state;  /* job_info.job_state: base state and flags */
+	int64_t submit_time; /* job_info.submit_time (0: unknown) */
 	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
 	cbb_transfers_t transfers;
 	cbb_buf_t out;       /* a hook's text answer */
@@ -68,11 +71,37 @@ void cbb_log(lua_State *L, int level, const char *fmt, ...)
 void cbb_call_queue_log(void *call, int level, const char *msg);
 void cbb_call_flush_logs(lua_State *L, cbb_call_t *c);
 
-/* The cluster name: slurm.CLUSTER_NAME, else job_info.cluster. */
-int cbb_call_cluster(lua_State *L, cbb_call_t *c, int job_info_idx);
+/*
+ * The cluster name: slurm.CLUSTER_NAME, else job_info.cluster (when
+ * job_info_idx is not 0), else ClusterName from slurm.conf; -1 with a
+ * one-line message when none is known.
+ */
+int cbb_call_cluster(lua_State *L, cbb_call_t *c, int job_info_idx,
+		     cbb_err_t *err);
 
-/* Read a whole script file into c->script (capped), or set err. */
+/*
+ * The value at idx when it is a number that is a whole number from 0 to
+ * max (NaN, infinities, fractions, negatives and strings are not).
+ */
+bool cbb_lua_whole(lua_State *L, int idx, double max, uint64_t *out);
+
+/*
+ * Read a whole script file into c->script (capped), or set err.  Call
+ * after cbb_call_job: a task that Slurm split off an array has no script
+ * file of its own (Slurm keeps the array's), and then the array's is
+ * read.
+ */
 int cbb_call_read_script(cbb_call_t *c, const char *path, cbb_err_t *err);
+/* The same into any buffer (malloc'd, NUL-terminated). */
+int cbb_read_job_script(const cbb_job_t *job, const char *path, char **text,
+			size_t *len, cbb_err_t *err);
+
+/*
+ * When `path` is <state>/hash.<id%10>/job.<id>/<leaf> (Slurm's layout of
+ * StateSaveLocation), copy <state> to `state` and return true.
+ */
+bool cbb_slurm_state_of(const char *path, uint32_t job_id, const char *leaf,
+			char *state, size_t size);
 
 /* Parse a decimal uid/gid argument; returns -1 when it is not one. */
 long cbb_arg_id(lua_State *L, int idx);

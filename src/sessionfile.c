@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,17 +30,13 @@ static int check_dir(const char *dir, cbb_err_t *err)
 }
 
 int cbb_session_file_write(const char *dir, const char *cluster,
-			   uint32_t job_id, const char *user,
-			   const char *token, char *path, size_t size,
-			   cbb_err_t *err)
+			   uint32_t job_id, uint32_t uid, const char *token,
+			   char *path, size_t size, cbb_err_t *err)
 {
-	char safe[CBB_CLUSTER_MAX], tmp[4200], pwbuf[4096];
-	struct passwd pw, *res = NULL;
+	char safe[CBB_CLUSTER_MAX], tmp[4200];
 	size_t len = strlen(token);
 	int fd, n;
 
-	if (getpwnam_r(user, &pw, pwbuf, sizeof(pwbuf), &res) != 0 || !res)
-		return cbb_err(err, "session file: unknown user '%.64s'", user);
 	if (check_dir(dir, err) < 0)
 		return -1;
 	cbb_key_cluster(safe, cluster);
@@ -56,7 +51,7 @@ int cbb_session_file_write(const char *dir, const char *cluster,
 	if (fd < 0)
 		return cbb_err(err, "session file %s: %s", tmp, strerror(errno));
 	if (write(fd, token, len) != (ssize_t)len || write(fd, "\n", 1) != 1 ||
-	    fchown(fd, pw.pw_uid, pw.pw_gid) < 0 || fchmod(fd, 0600) < 0) {
+	    fchown(fd, (uid_t)uid, (gid_t)-1) < 0 || fchmod(fd, 0600) < 0) {
 		int e = errno;
 
 		close(fd);

@@ -14,14 +14,13 @@
 
 /*
  * Write `token` to DIR/<cluster>.<job_id>.token, mode 0600, owned by
- * `user`, replacing any earlier copy atomically (every step of the job
+ * `uid` (the job's user, from the signed jobinfo), replacing any earlier copy atomically (every step of the job
  * writes the same file).  DIR is created 0755 if missing and must be a
  * root-owned directory that nobody else can write.  The file's path goes
  * to `path`.  Returns 0, or -1 with err set.
  */
 int cbb_session_file_write(const char *dir, const char *cluster,
-			   uint32_t job_id, const char *user,
-			   const char *token, char *path, size_t size,
-			   cbb_err_t *err);
+			   uint32_t job_id, uint32_t uid, const char *token,
+			   char *path, size_t size, cbb_err_t *err);
 
 #endif

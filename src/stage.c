@@ -9,6 +9,10 @@
 
 #include "statefile.h"
 
+/* A transfer of the current attempt created this long before the
+ * attempt was submitted belongs to an earlier job with the same id. */
+#define CBB_CLOCK_SLACK_S 60
+
 static void logf_(cbb_job_ctx_t *j, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void logf_(cbb_job_ctx_t *j, int level, const char *fmt, ...)
@@ -26,15 +30,21 @@ static void logf_(cbb_job_ctx_t *j, int level, const char *fmt, ...)
 
 void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
 		      cbb_grpc_t *g, const char *cluster, uint32_t job_id,
-		      uint32_t restart, uint32_t uid)
+		      uint32_t uid)
 {
 	memset(j, 0, sizeof(*j));
 	j->cfg = cfg;
 	j->g = g;
 	cbb_key_cluster(j->cluster, cluster);
 	j->job_id = job_id;
-	j->restart = restart;
 	snprintf(j->user, sizeof(j->user), "%u", uid);
+}
+
+uint32_t cbb_attempt(const cbb_job_ctx_t *j, cbb_stage_t stage)
+{
+	if (stage == CBB_STAGE_OUT && j->requeued && j->restart > 0)
+		return j->restart - 1;
+	return j->restart;
 }
 
 static cbb_key_type_t key_type(cbb_stage_t s)
@@ -62,7 +72,7 @@ static bool newer(const cbb_transfer_t *a, const cbb_transfer_t *b)
 }
 
 const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
-			       uint32_t index, long restart, unsigned *attempts)
+			       uint32_t index, long attempt, unsigned *attempts)
 {
 	const cbb_transfer_t *best = NULL;
 	size_t i;
@@ -75,7 +85,7 @@ const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
 
 		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
 		    k.type != type || k.index != index ||
-		    (restart >= 0 && k.restart != (uint32_t)restart))
+		    (attempt >= 0 && k.restart != (uint32_t)attempt))
 			continue;
 		if (attempts)
 			(*attempts)++;
@@ -86,13 +96,46 @@ const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
 	return best;
 }
 
-static int query_job(cbb_job_ctx_t *j, long restart, cbb_transfers_t *out,
-		     bool *transport, cbb_err_t *err)
+/* One Query: every transfer of this job, of every attempt. */
+static int query_job(cbb_job_ctx_t *j, cbb_transfers_t *out, bool *transport,
+		     cbb_err_t *err)
 {
 	char rx[CBB_KEY_MAX];
 
-	cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, restart);
+	cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, -1);
 	return cbb_conduit_query(j->g, j->user, rx, out, transport, err);
+}
+
+/*
+ * Drop transfers of the current attempt that were created well before
+ * the attempt was submitted: they belong to an earlier job that had the
+ * same id (Slurm hands ids out again after its state is wiped or its
+ * counter wraps).  Not for a requeued job's stage-out, whose attempt
+ * was submitted before the submit time Slurm shows now.
+ */
+static void drop_foreign(cbb_job_ctx_t *j, cbb_stage_t stage,
+			 cbb_transfers_t *t)
+{
+	uint32_t a = cbb_attempt(j, stage);
+	size_t i, o = 0;
+
+	if (!j->submit || a != j->restart || j->requeued)
+		return;
+	for (i = 0; i < t->n; i++) {
+		cbb_key_t k;
+		cbb_transfer_t *x = &t->v[i];
+
+		if (x->created && x->created < j->submit - CBB_CLOCK_SLACK_S &&
+		    cbb_key_parse(x->comment, &k) && k.restart == a) {
+			logf_(j, 2, "job %u: ignoring transfer %s: created "
+			      "before this job was submitted (an earlier job "
+			      "with the same id)", j->job_id, x->id);
+			cbb_transfer_clear(x);
+			continue;
+		}
+		t->v[o++] = *x;
+	}
+	t->n = o;
 }
 
 static cbb_conduit_action_t action_of(const cbb_directive_t *d)
@@ -102,226 +145,511 @@ static cbb_conduit_action_t action_of(const cbb_directive_t *d)
 	return d->recursive ? CBB_RCOPY : CBB_COPY;
 }
 
+/* What a directive needs now. */
+typedef enum {
+	V_START,     /* never started, or lost: start it */
+	V_PENDING,   /* started, not visible yet (within StartVisibleGrace) */
+	V_RUNNING,
+	V_DONE,
+	V_KEPT,      /* stage-in done in an earlier attempt: not repeated */
+	V_FAILED,    /* its transfer failed (data_* starts it again) */
+	V_BROKEN,    /* a mv failed after moving data: never restarted */
+} verdict_t;
 
-/* Fill a start request for directive d (comment stored in `comment`). */
-static void fill_start(cbb_job_ctx_t *j, const cbb_directive_t *d,
-		       cbb_key_type_t type, char *comment, cbb_start_t *s)
+typedef struct {
+	const cbb_directive_t *d;
+	verdict_t v;
+	const cbb_transfer_t *x; /* the transfer that stands for it */
+	bool lost;               /* an earlier transfer of it was lost */
+	uint32_t kept_from;      /* V_KEPT: the attempt that staged it */
+	char comment[CBB_KEY_MAX];
+} dview_t;
+
+/* The same expanded sources and destination as the directive. */
+static bool same_transfer(const cbb_transfer_t *x, const cbb_directive_t *d)
 {
+	size_t i;
+
+	if (x->nsources != d->nsources || strcmp(x->destination, d->destination))
+		return false;
+	for (i = 0; i < d->nsources; i++)
+		if (strcmp(x->sources[i], d->sources[i]))
+			return false;
+	return (int)action_of(d) == x->action ||
+	       /* Conduit may turn a move into a copy during the data stage */
+	       (d->action == CBB_MV && x->action == (d->recursive ? CBB_RCOPY :
+								     CBB_COPY));
+}
+
+/* A stage-in directive an earlier attempt finished: the attempt, or -1. */
+static long kept_from(const cbb_transfers_t *t, const cbb_directive_t *d,
+		      uint32_t attempt)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const cbb_transfer_t *x = &t->v[i];
+		cbb_key_t k;
+
+		if (!x->validation_only && cbb_transfer_succeeded(x) &&
+		    cbb_key_parse(x->comment, &k) && k.type == CBB_KEY_PRE &&
+		    k.restart < attempt && same_transfer(x, d))
+			return (long)k.restart;
+	}
+	return -1;
+}
+
+/* Whether a record's transfer is among the visible ones. */
+static bool rec_visible(const cbb_rec_t *r, const cbb_transfers_t *t,
+			cbb_key_type_t type, uint32_t attempt, uint32_t index)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const cbb_transfer_t *x = &t->v[i];
+		cbb_key_t k;
+
+		if (r->kind == CBB_REC_STARTED) {
+			if (!strcmp(x->id, r->id))
+				return true;
+			continue;
+		}
+		/* an unsure start: did a transfer appear after it? */
+		if (!x->validation_only && cbb_key_parse(x->comment, &k) &&
+		    k.type == type && k.restart == attempt &&
+		    k.index == index && x->created >= r->made - 2)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The newest start record of a directive, unless a "lost" record has
+ * closed it, and whether any transfer of it was lost before.  Records
+ * are in the order they were written (appended under a lock).
+ */
+static const cbb_rec_t *open_record(const cbb_recs_t *recs, int type,
+				    uint32_t attempt, uint32_t index,
+				    bool *lost)
+{
+	const cbb_rec_t *r = NULL;
+	size_t i;
+
+	*lost = false;
+	for (i = 0; i < recs->n; i++) {
+		const cbb_rec_t *x = &recs->v[i];
+
+		if (x->type != type || x->attempt != attempt || x->index != index)
+			continue;
+		if (x->kind != CBB_REC_LOST) {
+			r = x;
+			continue;
+		}
+		*lost = true;
+		if (r && !strcmp(r->kind == CBB_REC_STARTED ? r->id : "-", x->id))
+			r = NULL;
+	}
+	return r;
+}
+
+static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
+		       uint32_t attempt, uint32_t index, char kind,
+		       const char *id)
+{
+	cbb_rec_t r;
+	cbb_err_t e;
+
+	memset(&r, 0, sizeof(r));
+	r.restart = j->restart;
+	r.submit = j->submit;
+	r.type = (int)type;
+	r.attempt = attempt;
+	r.index = index;
+	r.made = (int64_t)time(NULL);
+	r.kind = kind;
+	snprintf(r.id, sizeof(r.id), "%s", id && id[0] ? id : "-");
+	cbb_err_clear(&e);
+	if (cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e) < 0)
+		logf_(j, -1, "job %u: %s", j->job_id, e.msg);
+}
+
+/* Decide what each directive of `stage` needs (views has plan->n room). */
+static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
+		   cbb_stage_t stage, const cbb_transfers_t *have,
+		   const cbb_recs_t *recs, dview_t *out)
+{
+	cbb_key_type_t type = key_type(stage);
+	uint32_t a = cbb_attempt(j, stage);
+	int64_t now = (int64_t)time(NULL);
+	size_t i, n = 0;
+
+	for (i = 0; i < plan->n; i++) {
+		const cbb_directive_t *d = &plan->v[i];
+		dview_t *v = &out[n];
+		const cbb_rec_t *r;
+		const cbb_transfer_t *x;
+		long kept;
+
+		if (d->stage != stage)
+			continue;
+		n++;
+		memset(v, 0, sizeof(*v));
+		v->d = d;
+		x = cbb_pick(have, type, d->index, (long)a, NULL);
+		r = open_record(recs, (int)type, a, d->index, &v->lost);
+		v->x = x;
+		if (x && !cbb_transfer_failed(x)) {
+			v->v = cbb_transfer_succeeded(x) ? V_DONE : V_RUNNING;
+			continue;
+		}
+		if (r && !rec_visible(r, have, type, a, d->index)) {
+			if (now - r->made < (int64_t)j->cfg->start_visible_grace_s) {
+				v->v = V_PENDING; /* newer than any failure */
+				continue;
+			}
+			logf_(j, -1, "job %u: line %u: %s transfer %s started %lld "
+			      "s ago never showed up on the Conduit server "
+			      "(StartVisibleGrace=%u s): it is lost; starting "
+			      "the directive again", j->job_id, d->line,
+			      stage_word(stage), r->kind == CBB_REC_STARTED ?
+			      r->id : "(unconfirmed)", (long long)(now - r->made),
+			      j->cfg->start_visible_grace_s);
+			add_record(j, type, a, d->index, CBB_REC_LOST, r->id);
+			v->lost = true;
+			v->v = V_START;
+			continue;
+		}
+		if (x) {
+			/* a move that failed after moving data is not redone */
+			v->v = d->action == CBB_MV && x->started ? V_BROKEN :
+								    V_FAILED;
+			continue;
+		}
+		kept = stage == CBB_STAGE_IN && !d->every_attempt && a > 0 ?
+			       kept_from(have, d, a) : -1;
+		if (kept >= 0) {
+			v->v = V_KEPT;
+			v->kept_from = (uint32_t)kept;
+			continue;
+		}
+		v->v = V_START;
+	}
+	return n;
+}
+
+/* Fill a start request for view v (its comment kept in v->comment). */
+static void fill_start(cbb_job_ctx_t *j, dview_t *v, cbb_key_type_t type,
+		       uint32_t attempt, cbb_start_t *s)
+{
+	const cbb_directive_t *d = v->d;
 	cbb_key_t k;
 
 	memset(&k, 0, sizeof(k));
 	k.job_id = j->job_id;
 	memcpy(k.cluster, j->cluster, sizeof(k.cluster));
-	k.restart = type == CBB_KEY_VALIDATE ? 0 : j->restart;
+	k.restart = attempt;
 	k.index = d->index;
 	k.type = type;
 	k.line = d->line;
-	cbb_key_format(comment, CBB_KEY_MAX, &k);
+	cbb_key_format(v->comment, sizeof(v->comment), &k);
 	memset(s, 0, sizeof(*s));
 	s->user = j->user;
 	s->action = action_of(d);
 	s->sources = (const char *const *)d->sources;
 	s->nsources = d->nsources;
 	s->destination = d->destination;
-	s->comment = comment;
+	s->comment = v->comment;
+}
+
+/* The line a transfer was started for (its key), else the directive's. */
+static unsigned line_of(const dview_t *v)
+{
+	cbb_key_t k;
+
+	if (v->x && cbb_key_parse(v->x->comment, &k) && k.line)
+		return k.line;
+	return v->d->line;
+}
+
+static void broken_mv(cbb_err_t *err, const dview_t *v)
+{
+	char msg[CBB_ERR_MAX / 2];
+
+	snprintf(msg, sizeof(msg), "%s", v->x->error_message);
+	cbb_one_line(msg);
+	cbb_err(err, "line %u: mv failed after it began moving data (transfer "
+		"%s: %s: %s); it is not restarted: check the source and "
+		"destination, then requeue", line_of(v), v->x->id,
+		cbb_error_name(v->x->error), msg);
+}
+
+static void failed_transfer(cbb_err_t *err, cbb_stage_t stage,
+			    const dview_t *v)
+{
+	char msg[CBB_ERR_MAX - 200];
+	const char *why = "";
+
+	snprintf(msg, sizeof(msg), "%s", v->x->error_message[0] ?
+		 v->x->error_message : "(no message)");
+	cbb_one_line(msg);
+	if (v->lost && v->d->action == CBB_MV)
+		why = " (an earlier transfer of this mv was lost by the "
+		      "Conduit server after it started: its source may "
+		      "already have been moved)";
+	cbb_err(err, "line %u: %s %s failed: %s: %s%s", line_of(v),
+		stage_word(stage), v->d->action == CBB_MV ? "mv" : "cp",
+		cbb_error_name(v->x->error), msg, why);
 }
 
 /*
- * After a StartTransfer whose outcome is unknown (the connection broke),
- * look for it before starting it again: Conduit's Query may lag a new
- * transfer briefly, so look a few times.
+ * Start the views marked V_START (and, when `retry_failed`, V_FAILED),
+ * all at once.  Records each outcome; an unsure one is never repeated
+ * here (the polls decide once StartVisibleGrace has passed).  Returns
+ * how many were started (or may have been), -1 (err set) when Conduit
+ * refused one.
  */
-static bool found_after_all(cbb_job_ctx_t *j, const cbb_directive_t *d,
-			    cbb_stage_t stage)
+static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
+			size_t n, bool retry_failed, cbb_err_t *err)
 {
-	int attempt;
+	cbb_key_type_t type = key_type(stage);
+	uint32_t a = cbb_attempt(j, stage);
+	cbb_start_t *req;
+	dview_t **which;
+	size_t i, k = 0;
+	long started = 0;
+	int rc = 0;
 
-	for (attempt = 0; attempt < 4; attempt++) {
-		cbb_transfers_t t;
-		cbb_err_t e;
-		bool tr;
-		const cbb_transfer_t *x;
-
-		cbb_err_clear(&e);
-		if (attempt) {
-			struct timespec ts = { 0, 250 * 1000000L };
-
-			nanosleep(&ts, NULL);
-		}
-		if (query_job(j, (long)j->restart, &t, &tr, &e) < 0)
-			continue;
-		x = cbb_pick(&t, key_type(stage), d->index, (long)j->restart,
-			     NULL);
-		if (x && !cbb_transfer_failed(x)) {
-			cbb_transfers_free(&t);
-			return true;
-		}
-		cbb_transfers_free(&t);
+	req = calloc(n ? n : 1, sizeof(*req));
+	which = calloc(n ? n : 1, sizeof(*which));
+	if (!req || !which) {
+		free(req);
+		free(which);
+		return cbb_err(err, "conduit: out of memory");
 	}
-	return false;
+	for (i = 0; i < n; i++)
+		if (views[i].v == V_START ||
+		    (retry_failed && views[i].v == V_FAILED)) {
+			fill_start(j, &views[i], type, a, &req[k]);
+			which[k++] = &views[i];
+		}
+	if (k)
+		cbb_conduit_start(j->g, req, k, false);
+	for (i = 0; i < k; i++) {
+		if (req[i].ok) {
+			add_record(j, type, a, which[i]->d->index,
+				   CBB_REC_STARTED, req[i].id);
+			started++;
+		} else if (req[i].transport) {
+			/* it may exist: never start it twice */
+			add_record(j, type, a, which[i]->d->index,
+				   CBB_REC_UNSURE, NULL);
+			logf_(j, 0, "job %u: line %u: start not confirmed (%s); "
+			      "waiting for it to show up", j->job_id,
+			      which[i]->d->line, req[i].message);
+			started++;
+		} else if (rc == 0) {
+			rc = cbb_err(err, "line %u: %s", which[i]->d->line,
+				     req[i].message);
+		}
+	}
+	free(req);
+	free(which);
+	return rc < 0 ? -1 : started;
+}
+
+/*
+ * The stage-out of an attempt that a requeue interrupted is best effort:
+ * the attempt may have been stopped before it wrote its outputs, and
+ * failing the stage would hold the job instead of running it again.
+ */
+static bool best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
+{
+	return stage == CBB_STAGE_OUT && j->requeued;
+}
+
+static size_t count_stage(const cbb_plan_t *plan, cbb_stage_t stage)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < plan->n; i++)
+		n += plan->v[i].stage == stage;
+	return n;
+}
+
+/*
+ * The records and one Query for a stage.  Returns 0; -1 (err set) when
+ * StateDir is unusable; -2 (err and *transport set) when the Query
+ * failed.  Frees what it filled on failure.
+ */
+static int gather(cbb_job_ctx_t *j, cbb_stage_t stage,
+		  cbb_transfers_t *have, cbb_recs_t *recs, bool *transport,
+		  cbb_err_t *err)
+{
+	*transport = false;
+	have->v = NULL;
+	have->n = 0;
+	if (cbb_recs_load(j->cfg, j->cluster, j->job_id, j->restart, j->submit,
+			  recs, err) < 0)
+		return -1;
+	if (query_job(j, have, transport, err) < 0) {
+		cbb_recs_free(recs);
+		return -2;
+	}
+	drop_foreign(j, stage, have);
+	return 0;
 }
 
 int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		    cbb_stage_t stage, cbb_err_t *err)
 {
-	cbb_key_type_t type = key_type(stage);
+	size_t want = count_stage(plan, stage), n, i, there = 0, kept = 0;
 	cbb_transfers_t have;
-	cbb_start_t *req = NULL;
-	char (*comments)[CBB_KEY_MAX] = NULL;
-	const cbb_directive_t **which = NULL;
-	size_t i, n = 0, want = 0, skipped = 0;
+	cbb_recs_t recs;
+	dview_t *views;
 	bool transport;
-	char seen[64];
+	long started = 0;
 	int rc = 0;
 
-	for (i = 0; i < plan->n; i++)
-		want += plan->v[i].stage == stage;
 	if (want == 0)
 		return 0;
-	if (query_job(j, (long)j->restart, &have, &transport, err) < 0)
-		return -1;
-	req = calloc(want, sizeof(*req));
-	comments = calloc(want, sizeof(*comments));
-	which = calloc(want, sizeof(*which));
-	if (!req || !comments || !which) {
+	rc = gather(j, stage, &have, &recs, &transport, err);
+	if (rc < 0) {
+		if (rc == -1 || !transport)
+			return -1;
+		/* the polls start everything once the server answers */
+		(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
+		logf_(j, 0, "job %u: %s: %s; the polls will start the "
+		      "transfers when the server answers", j->job_id,
+		      stage_word(stage), err->msg);
+		cbb_err_clear(err);
+		return 0;
+	}
+	views = calloc(want, sizeof(*views));
+	if (!views) {
 		rc = cbb_err(err, "conduit: out of memory");
 		goto out;
 	}
-	for (i = 0; i < plan->n; i++) {
-		const cbb_directive_t *d = &plan->v[i];
-		const cbb_transfer_t *x;
-
-		if (d->stage != stage)
-			continue;
-		x = cbb_pick(&have, type, d->index, (long)j->restart, NULL);
-		if (x && !cbb_transfer_failed(x)) {
-			skipped++; /* running or done: never start it again */
-			continue;
+	n = view(j, plan, stage, &have, &recs, views);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (views[i].v == V_BROKEN && !best_effort(j, stage)) {
+			broken_mv(err, &views[i]);
+			rc = -1;
 		}
-		if (!x && cbb_started_lookup(j->cfg, j->cluster, j->job_id,
-					     j->restart, (int)type, d->index,
-					     seen, sizeof(seen))) {
-			/* started earlier; Query does not show it yet */
-			logf_(j, 1, "job %u: line %u: transfer %s started "
-			      "earlier is not visible yet; not starting it "
-			      "again", j->job_id, d->line, seen);
-			skipped++;
-			continue;
-		}
-		if (x && d->action == CBB_MV && x->started) {
-			/* a move that failed after moving data is not redone */
-			char msg[CBB_ERR_MAX / 2];
-
-			snprintf(msg, sizeof(msg), "%s", x->error_message);
-			cbb_one_line(msg);
-			rc = cbb_err(err, "line %u: mv failed after it began "
-				     "moving data (transfer %s: %s: %s); it is "
-				     "not restarted: check the source and "
-				     "destination, then requeue", d->line,
-				     x->id, cbb_error_name(x->error), msg);
-			goto out;
-		}
-		fill_start(j, d, type, comments[n], &req[n]);
-		which[n++] = d;
+		there += views[i].v == V_RUNNING || views[i].v == V_DONE ||
+			 views[i].v == V_PENDING;
+		kept += views[i].v == V_KEPT;
 	}
-	if (n && cbb_conduit_start(j->g, req, n, false)) {
-		for (i = 0; i < n; i++) {
-			if (req[i].ok)
-				continue;
-			if (req[i].transport && found_after_all(j, which[i], stage))
-				continue; /* it was created after all */
-			if (req[i].transport) { /* proven absent: once more */
-				cbb_conduit_start(j->g, &req[i], 1, false);
-				if (req[i].ok)
-					continue;
-			}
-			rc = cbb_err(err, "line %u: %s", which[i]->line,
-				     req[i].message);
-		}
+	if (rc == 0) {
+		/* a stage-in is run again after a failure when Slurm runs it
+		 * again (the user fixed it and released the job); a stage-out
+		 * failure stands */
+		started = start_views(j, stage, views, n, stage == CBB_STAGE_IN,
+				      err);
+		rc = started < 0 ? -1 : 0;
 	}
-	for (i = 0; i < n; i++)
-		if (req[i].ok)
-			cbb_started_record(j->cfg, j->cluster, j->job_id,
-					   j->restart, (int)type,
-					   which[i]->index, req[i].id);
-	logf_(j, 1, "job %u: %s: started %zu transfer(s), %zu already "
-	      "there", j->job_id, stage_word(stage), n, skipped);
+	logf_(j, 1, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
+	      "already there, %zu done in an earlier attempt", j->job_id,
+	      stage_word(stage), cbb_attempt(j, stage),
+	      started < 0 ? 0 : started, there, kept);
+	free(views);
 out:
-	free(req);
-	free(comments);
-	free(which);
+	cbb_recs_free(&recs);
 	cbb_transfers_free(&have);
 	return rc;
+}
+
+/* The server did not answer a poll: BUSY within the grace, then FAILED. */
+static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, cbb_err_t *err)
+{
+	unsigned grace = stage == CBB_STAGE_IN ? j->cfg->down_grace_s :
+						 j->cfg->out_down_grace_s;
+	const char *knob = stage == CBB_STAGE_IN ? "ServerDownGrace" :
+						   "StageOutDownGrace";
+	time_t now = time(NULL), since = cbb_down_since(j->cfg, j->cluster,
+						       j->job_id);
+	char last[CBB_ERR_MAX];
+
+	if (now - since < (time_t)grace) {
+		logf_(j, 0, "job %u: %s: %s (server down for %lld s; waiting "
+		      "up to %s=%u s)", j->job_id, stage_word(stage), err->msg,
+		      (long long)(now - since), knob, grace);
+		return CBB_POLL_BUSY;
+	}
+	memcpy(last, err->msg, sizeof(last));
+	cbb_err_clear(err);
+	cbb_err(err, "conduit: server unreachable for %lld s (%s=%u s): "
+		"%.900s", (long long)(now - since), knob, grace, last);
+	return CBB_POLL_FAILED;
 }
 
 int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		   cbb_stage_t stage, cbb_err_t *err)
 {
-	cbb_key_type_t type = key_type(stage);
+	size_t want = count_stage(plan, stage), n, i;
+	size_t busy = 0, done = 0, pending = 0, kept = 0, missing = 0;
 	cbb_transfers_t have;
-	size_t i, busy = 0, done = 0, missing = 0;
+	cbb_recs_t recs;
+	dview_t *views;
 	bool transport;
+	int rc = CBB_POLL_DONE;
 
-	if (query_job(j, (long)j->restart, &have, &transport, err) < 0) {
-		time_t since, now = time(NULL);
-
-		if (!transport)
-			return CBB_POLL_FAILED;
-		since = cbb_down_since(j->cfg, j->cluster, j->job_id);
-		if (now - since < (time_t)j->cfg->down_grace_s) {
-			logf_(j, 0, "job %u: %s: %s (server down for %lld s; "
-			      "waiting up to ServerDownGrace=%u s)", j->job_id,
-			      stage_word(stage), err->msg,
-			      (long long)(now - since), j->cfg->down_grace_s);
-			return CBB_POLL_BUSY;
-		}
-		{
-			char last[CBB_ERR_MAX];
-
-			memcpy(last, err->msg, sizeof(last));
-			cbb_err_clear(err);
-			cbb_err(err, "conduit: server unreachable for %lld s "
-				"(ServerDownGrace=%u s): %.900s",
-				(long long)(now - since), j->cfg->down_grace_s,
-				last);
-		}
+	if (want == 0)
+		return CBB_POLL_DONE;
+	switch (gather(j, stage, &have, &recs, &transport, err)) {
+	case -1:
 		return CBB_POLL_FAILED;
+	case -2: /* any failure to ask is an outage until the grace is over */
+		return server_down(j, stage, err);
+	default:
+		break;
 	}
 	cbb_down_clear(j->cfg, j->cluster, j->job_id);
-	for (i = 0; i < plan->n; i++) {
-		const cbb_directive_t *d = &plan->v[i];
-		const cbb_transfer_t *x;
-
-		if (d->stage != stage)
-			continue;
-		x = cbb_pick(&have, type, d->index, (long)j->restart, NULL);
-		if (!x) {
-			missing++; /* not visible yet: Query may lag a start */
-		} else if (cbb_transfer_failed(x)) {
-			char msg[CBB_ERR_MAX - 96];
-
-			snprintf(msg, sizeof(msg), "%s", x->error_message[0] ?
-				 x->error_message : "(no message)");
-			cbb_one_line(msg);
-			cbb_err(err, "line %u: %s %s failed: %s: %s", d->line,
-				stage_word(stage), d->action == CBB_MV ? "mv" : "cp",
-				cbb_error_name(x->error), msg);
-			cbb_transfers_free(&have);
-			return CBB_POLL_FAILED;
-		} else if (cbb_transfer_succeeded(x)) {
+	views = calloc(want, sizeof(*views));
+	if (!views) {
+		rc = cbb_err(err, "conduit: out of memory");
+		goto out;
+	}
+	n = view(j, plan, stage, &have, &recs, views);
+	for (i = 0; i < n; i++) {
+		if (views[i].v == V_BROKEN || views[i].v == V_FAILED) {
+			if (views[i].v == V_BROKEN)
+				broken_mv(err, &views[i]);
+			else
+				failed_transfer(err, stage, &views[i]);
+			if (!best_effort(j, stage)) {
+				rc = CBB_POLL_FAILED;
+				goto out;
+			}
+			logf_(j, -1, "job %u: stage-out of attempt %u, which a "
+			      "requeue interrupted: %s; the job goes on to its "
+			      "next attempt", j->job_id, cbb_attempt(j, stage),
+			      err->msg);
+			cbb_err_clear(err);
 			done++;
-		} else {
-			busy++;
+			continue;
 		}
+		busy += views[i].v == V_RUNNING;
+		done += views[i].v == V_DONE;
+		pending += views[i].v == V_PENDING;
+		kept += views[i].v == V_KEPT;
+		missing += views[i].v == V_START;
 	}
+	if (missing && start_views(j, stage, views, n, false, err) < 0) {
+		rc = CBB_POLL_FAILED;
+		goto out;
+	}
+	if (busy || pending || missing) {
+		logf_(j, 2, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
+		      "not visible yet, %zu started now", j->job_id,
+		      stage_word(stage), cbb_attempt(j, stage), done + kept,
+		      busy, pending, missing);
+		rc = CBB_POLL_BUSY;
+	}
+out:
+	free(views);
+	cbb_recs_free(&recs);
 	cbb_transfers_free(&have);
-	if (busy || missing) {
-		logf_(j, 2, "job %u: %s: %zu done, %zu running, %zu not "
-		      "visible yet", j->job_id, stage_word(stage), done, busy,
-		      missing);
-		return CBB_POLL_BUSY;
-	}
-	return CBB_POLL_DONE;
+	return rc;
 }
 
 int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
@@ -331,7 +659,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 	size_t i, n = 0, failed;
 	bool transport;
 
-	if (query_job(j, -1, &have, &transport, err) < 0)
+	if (query_job(j, &have, &transport, err) < 0)
 		return -1;
 	req = calloc(have.n ? have.n : 1, sizeof(*req));
 	if (!req) {
@@ -368,73 +696,51 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 	return failed ? -1 : 0;
 }
 
-static long left_ms(const struct timespec *t0, unsigned deadline_ms)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long)deadline_ms - ((t.tv_sec - t0->tv_sec) * 1000 +
-				    (t.tv_nsec - t0->tv_nsec) / 1000000);
-}
-
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
-		       unsigned deadline_ms, cbb_err_t *err)
+		       cbb_err_t *err)
 {
-	const cbb_config_t *saved = j->g->cfg;
-	cbb_config_t bounded;
+	size_t want = count_stage(plan, CBB_STAGE_IN), i, n = 0, decided = 0;
 	cbb_start_t *req;
-	char (*comments)[CBB_KEY_MAX];
-	const cbb_directive_t **which;
-	struct timespec t0;
-	size_t i, n = 0, decided = 0;
+	dview_t *views;
 	int rc = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	req = calloc(plan->n ? plan->n : 1, sizeof(*req));
-	comments = calloc(plan->n ? plan->n : 1, sizeof(*comments));
-	which = calloc(plan->n ? plan->n : 1, sizeof(*which));
-	if (!req || !comments || !which) {
+	req = calloc(want ? want : 1, sizeof(*req));
+	views = calloc(want ? want : 1, sizeof(*views));
+	if (!req || !views) {
 		free(req);
-		free(comments);
-		free(which);
+		free(views);
 		logf_(j, -1, "job %u: remote validation skipped: out of memory",
 		      j->job_id);
 		return 0;
 	}
 	for (i = 0; i < plan->n; i++)
 		if (plan->v[i].stage == CBB_STAGE_IN) {
-			fill_start(j, &plan->v[i], CBB_KEY_VALIDATE, comments[n],
-				   &req[n]);
-			which[n++] = &plan->v[i];
+			views[n].d = &plan->v[i];
+			fill_start(j, &views[n], CBB_KEY_VALIDATE, 0, &req[n]);
+			n++;
 		}
-	/* every RPC here is bounded by what is left of the deadline */
-	bounded = *saved;
-	j->g->cfg = &bounded;
-	bounded.request_timeout_ms = deadline_ms;
 	if (n)
 		cbb_conduit_start(j->g, req, n, true);
 	for (i = 0; i < n; i++)
 		if (!req[i].ok) {
 			logf_(j, 0, "job %u: line %u: remote validation not "
 			      "possible (%s); accepted", j->job_id,
-			      which[i]->line, req[i].message);
+			      views[i].d->line, req[i].message);
 			req[i].id[0] = '\0';
 			decided++;
 		}
 	while (decided < n && rc == 0) {
-		long left = left_ms(&t0, deadline_ms);
 		cbb_transfers_t t;
 		cbb_err_t e;
 		bool tr;
 		char rx[CBB_KEY_MAX];
 
-		if (left < 20) {
+		if (cbb_grpc_left_ms(j->g) < 20) {
 			logf_(j, 0, "job %u: remote validation still running "
-			      "at SubmitTimeout=%u ms; accepted", j->job_id,
-			      deadline_ms);
+			      "after %u ms (SubmitTimeout); accepted", j->job_id,
+			      cbb_grpc_spent_ms(j->g));
 			break;
 		}
-		bounded.request_timeout_ms = (unsigned)left;
 		cbb_err_clear(&e);
 		cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, 0);
 		if (cbb_conduit_query(j->g, j->user, rx, &t, &tr, &e) < 0) {
@@ -462,7 +768,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				snprintf(msg, sizeof(msg), "%s", x->error_message);
 				cbb_one_line(msg);
 				rc = cbb_err(err, "line %u: #%s_PRE: Conduit "
-					     "rejected it: %s", which[i]->line,
+					     "rejected it: %s", views[i].d->line,
 					     j->cfg->directive, msg);
 				break;
 			}
@@ -471,14 +777,14 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		}
 		cbb_transfers_free(&t);
 		if (decided < n && rc == 0) {
-			struct timespec ts = { 0, 50 * 1000000L };
+			unsigned left = cbb_grpc_left_ms(j->g);
+			struct timespec ts = { 0, (long)(left < 50 ? left : 50) *
+						   1000000L };
 
 			nanosleep(&ts, NULL);
 		}
 	}
-	j->g->cfg = saved;
 	free(req);
-	free(comments);
-	free(which);
+	free(views);
 	return rc;
 }

@@ -1,10 +1,18 @@
 /*
  * stage.h - what the staging hooks do, in plain C over the Conduit client.
  *
- * Every function is safe to repeat and to race for the same job: the
- * job's transfers are found again on Conduit by their comment key
- * (key.h), never remembered locally, and a transfer is only started when
- * a lookup shows it is not there.
+ * Every function is safe to repeat and to race for the same job.  A
+ * job's transfers are found on Conduit by their comment key (key.h),
+ * and StateDir remembers what was started (statefile.h): a transfer that
+ * Query does not show yet is waited for, for StartVisibleGrace, and one
+ * that never shows up (a server that lost its database, a failover) is
+ * declared lost and started again.  A directive is started only when
+ * neither Conduit nor the record shows it running or done.
+ *
+ * Identity: the key's RESTART field is the run attempt a transfer serves.
+ * Stage-in runs before attempt `restart_cnt`; stage-out runs after it,
+ * except that Slurm requeues first and stages out after, so a stage-out
+ * seen while the job is pending again belongs to attempt restart_cnt-1.
  */
 #ifndef CBB_STAGE_H
 #define CBB_STAGE_H
@@ -21,8 +29,10 @@ typedef struct {
 	cbb_grpc_t *g;
 	char cluster[CBB_CLUSTER_MAX];
 	uint32_t job_id;
-	uint32_t restart;
-	char user[16];  /* the job's uid, as Conduit's `user` */
+	uint32_t restart;  /* Slurm's restart count (job_info.restart_cnt) */
+	int64_t submit;    /* this attempt's submit time; 0: unknown */
+	bool requeued;     /* pending again: a stage-out is the attempt before */
+	char user[16];     /* the job's uid, as Conduit's `user` */
 	/* where log lines go (never stdout/stderr) */
 	void (*log)(void *ud, int level, const char *msg);
 	void *log_ud;
@@ -32,26 +42,34 @@ enum { CBB_POLL_DONE = 0, CBB_POLL_BUSY = 1, CBB_POLL_FAILED = -1 };
 
 void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
 		      cbb_grpc_t *g, const char *cluster, uint32_t job_id,
-		      uint32_t restart, uint32_t uid);
+		      uint32_t uid);
+
+/* The run attempt a stage of the job serves now (see above). */
+uint32_t cbb_attempt(const cbb_job_ctx_t *j, cbb_stage_t stage);
 
 /*
  * data_in / data_out: one Query, then start every directive of `stage`
- * that has no live or finished transfer, all at once; never waits.
+ * that is not running, done, or waiting to show up, all at once; never
+ * waits for a transfer.  A server that cannot be reached is left to the
+ * polls (they start what is missing once it answers).
  */
 int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		    cbb_stage_t stage, cbb_err_t *err);
 
 /*
- * test_data_in / test_data_out: exactly one Query.  DONE when every
- * directive's transfer is FINALIZED, BUSY while any runs, FAILED (err
- * names the line and Conduit's error) as soon as one fails.  An
- * unreachable server is BUSY for ServerDownGrace, then FAILED.
+ * test_data_in / test_data_out: one Query.  DONE when every directive's
+ * transfer is FINALIZED (or, for stage-in, was in an earlier attempt),
+ * BUSY while any runs or has yet to show up, FAILED (err names the line
+ * and Conduit's error) as soon as one fails.  What is missing (lost, or
+ * never started) is started here.  An unreachable server is BUSY for
+ * ServerDownGrace (stage-in) or StageOutDownGrace (stage-out), then
+ * FAILED.
  */
 int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		   cbb_stage_t stage, cbb_err_t *err);
 
 /*
- * job_teardown: abort the job's active transfers (all restarts) when
+ * job_teardown: abort the job's active transfers (every attempt) when
  * `abort_active`; otherwise leave them.  "Already over" counts as done.
  */
 int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err);
@@ -59,14 +77,19 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err);
 /*
  * job_process with SubmitValidation=remote: ValidateTransfer for every
  * stage-in directive at once, then poll until each is decided, all within
- * `deadline_ms`.  Returns -1 (err set) only for a transfer Conduit
- * rejected; a timeout or an unreachable server accepts and logs.
+ * the connection's budget (SubmitTimeout).  Returns -1 (err set) only for
+ * a transfer Conduit rejected; a timeout or an unreachable server accepts
+ * and logs.
  */
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
-		       unsigned deadline_ms, cbb_err_t *err);
+		       cbb_err_t *err);
 
-/* The transfer that stands for a directive now, and how many exist. */
+/*
+ * The transfer that stands for a directive of one attempt (attempt < 0:
+ * any), and how many exist: running beats finished beats failed, newer
+ * beats older.
+ */
 const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
-			       uint32_t index, long restart, unsigned *attempts);
+			       uint32_t index, long attempt, unsigned *attempts);
 
 #endif

@@ -3,53 +3,161 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "key.h"
 
-static void path_of(char *buf, size_t size, const cbb_config_t *cfg,
-		    const char *cluster, uint32_t job_id, const char *what)
+#define RECS_MAX_BYTES ((size_t)1 << 20)
+
+/* Open StateDir as a directory fd after checking it is safe. */
+static int dir_open(const cbb_config_t *cfg, bool create, cbb_err_t *err)
+{
+	const char *dir = cbb_conf_state_dir(cfg);
+	struct stat st;
+	int fd;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return cbb_err(err, "conduit_bb: cannot create StateDir "
+				       "%s: %s", dir, strerror(errno));
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return cbb_err(err, "conduit_bb: cannot open StateDir %s: %s%s",
+			       dir, strerror(errno), errno == ENOTDIR ||
+			       errno == ELOOP ? " (it must be a directory, not "
+			       "a symbolic link)" : "");
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return cbb_err(err, "conduit_bb: cannot stat StateDir %s", dir);
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		close(fd);
+		return cbb_err(err, "conduit_bb: StateDir %s belongs to uid %u, "
+			       "not root or the SlurmUser (uid %u)", dir,
+			       (unsigned)st.st_uid, (unsigned)geteuid());
+	}
+	if (st.st_mode & 022) {
+		close(fd);
+		return cbb_err(err, "conduit_bb: StateDir %s is writable by "
+			       "group or others (chmod 0700 %s)", dir, dir);
+	}
+	return fd;
+}
+
+int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err)
+{
+	int fd = dir_open(cfg, create, err);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static void name_of(char *buf, size_t size, const char *cluster,
+		    uint32_t job_id, const char *what)
 {
 	char safe[CBB_CLUSTER_MAX];
 
 	cbb_key_cluster(safe, cluster);
-	snprintf(buf, size, "%s/%s.%u.%s", cbb_conf_state_dir(cfg), safe,
-		 job_id, what);
+	snprintf(buf, size, "%s.%u.%s", safe, job_id, what);
 }
 
-/* Open a state file for writing (mode 0600), creating StateDir first if
- * it is missing; `flags` adds O_EXCL, O_TRUNC or O_APPEND. */
-static int open_state(const cbb_config_t *cfg, const char *path, int flags)
+/*
+ * Open a state file of a job relative to StateDir, never through a
+ * symbolic link.  `flags` as for open(2); O_CREAT files get mode 0600.
+ */
+static int state_open(const cbb_config_t *cfg, const char *cluster,
+		      uint32_t job_id, const char *what, int flags,
+		      cbb_err_t *err)
 {
-	(void)mkdir(cbb_conf_state_dir(cfg), 0700);
-	return open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0600);
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_err_t ignored;
+	int dfd, fd;
+
+	cbb_err_clear(&ignored);
+	dfd = dir_open(cfg, (flags & O_CREAT) != 0, err ? err : &ignored);
+	if (dfd < 0)
+		return -1;
+	name_of(name, sizeof(name), cluster, job_id, what);
+	fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && err && errno != ENOENT)
+		cbb_err(err, "conduit_bb: cannot open %s/%s: %s",
+			cbb_conf_state_dir(cfg), name, strerror(errno));
+	close(dfd);
+	return fd;
+}
+
+static void state_unlink(const cbb_config_t *cfg, const char *cluster,
+			 uint32_t job_id, const char *what)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_err_t ignored;
+	int dfd;
+
+	cbb_err_clear(&ignored);
+	dfd = dir_open(cfg, false, &ignored);
+	if (dfd < 0)
+		return;
+	name_of(name, sizeof(name), cluster, job_id, what);
+	(void)unlinkat(dfd, name, 0);
+	close(dfd);
+}
+
+/* Read a small state file whole (NUL-terminated); NULL when missing. */
+static char *read_all(int fd, size_t max, size_t *len)
+{
+	cbb_buf_t b;
+	char chunk[4096];
+	ssize_t n;
+
+	cbb_buf_init(&b, max);
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || cbb_buf_add(&b, chunk, (size_t)n) < 0) {
+			cbb_buf_free(&b);
+			return NULL;
+		}
+	}
+	if (cbb_buf_addc(&b, '\0') < 0) {
+		cbb_buf_free(&b);
+		return NULL;
+	}
+	*len = b.len - 1;
+	return cbb_buf_steal(&b);
 }
 
 time_t cbb_down_since(const cbb_config_t *cfg, const char *cluster,
 		      uint32_t job_id)
 {
-	char path[4200], buf[32];
+	char buf[32];
 	time_t now = time(NULL);
 	ssize_t n;
 	int fd;
 
-	path_of(path, sizeof(path), cfg, cluster, job_id, "down");
 	/* O_EXCL: the first process to see the outage writes the time */
-	fd = open_state(cfg, path, O_EXCL);
+	fd = state_open(cfg, cluster, job_id, "down",
+			O_WRONLY | O_CREAT | O_EXCL, NULL);
 	if (fd >= 0) {
 		n = snprintf(buf, sizeof(buf), "%lld\n", (long long)now);
 		if (write(fd, buf, (size_t)n) != n)
-			(void)unlink(path);
+			state_unlink(cfg, cluster, job_id, "down");
 		close(fd);
 		return now;
 	}
 	if (errno != EEXIST)
 		return now;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = state_open(cfg, cluster, job_id, "down", O_RDONLY, NULL);
 	if (fd < 0)
 		return now;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -67,94 +175,161 @@ time_t cbb_down_since(const cbb_config_t *cfg, const char *cluster,
 void cbb_down_clear(const cbb_config_t *cfg, const char *cluster,
 		    uint32_t job_id)
 {
-	char path[4200];
-
-	path_of(path, sizeof(path), cfg, cluster, job_id, "down");
-	(void)unlink(path);
+	state_unlink(cfg, cluster, job_id, "down");
 }
 
-void cbb_lines_save(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t job_id, const cbb_plan_t *plan)
+/* "v1 restart submit type attempt index made kind id" */
+static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 {
-	char path[4200], tmp[4232], line[32];
-	size_t i;
-	int fd, ok = 1;
+	char buf[256], kind[4];
+	unsigned long rs, ty, at, ix;
+	long long sub, made;
+	int used = 0;
 
-	path_of(path, sizeof(path), cfg, cluster, job_id, "lines");
-	snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid());
-	fd = open_state(cfg, tmp, O_TRUNC);
-	if (fd < 0)
-		return;
-	for (i = 0; i < plan->n && ok; i++) {
-		int n = snprintf(line, sizeof(line), "%u\n", plan->v[i].line);
-
-		ok = write(fd, line, (size_t)n) == n;
-	}
-	close(fd);
-	if (!ok || rename(tmp, path) < 0)
-		(void)unlink(tmp);
+	if (len >= sizeof(buf))
+		return false;
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	memset(r, 0, sizeof(*r));
+	if (sscanf(buf, "v1 %lu %lld %lu %lu %lu %lld %3s %63s%n", &rs, &sub,
+		   &ty, &at, &ix, &made, kind, r->id, &used) != 8 ||
+	    (size_t)used != len || rs > 0xffffffffUL || ty > 2 ||
+	    at > 0xffffffffUL || ix > 0xffffffffUL || kind[1] ||
+	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
+	     kind[0] != CBB_REC_LOST))
+		return false;
+	r->restart = (uint32_t)rs;
+	r->submit = sub;
+	r->type = (int)ty;
+	r->attempt = (uint32_t)at;
+	r->index = (uint32_t)ix;
+	r->made = made;
+	r->kind = kind[0];
+	return true;
 }
 
-void cbb_lines_apply(const cbb_config_t *cfg, const char *cluster,
-		     uint32_t job_id, cbb_plan_t *plan)
+static int rec_format(char *buf, size_t size, const cbb_rec_t *r)
 {
-	char path[4200], buf[8192], *p, *end;
-	unsigned lines[1000];
-	size_t n = 0, i;
-	ssize_t got;
+	return snprintf(buf, size, "v1 %u %lld %d %u %u %lld %c %s\n",
+			r->restart, (long long)r->submit, r->type, r->attempt,
+			r->index, (long long)r->made, r->kind,
+			r->id[0] ? r->id : "-");
+}
+
+/*
+ * A record of this job, not of an earlier job that had the same id.
+ * Slurm gives every run attempt a new submit time, so within one restart
+ * count the submit time must match, with one exception: the stage-out of
+ * a requeued attempt (written as attempt restart-1) starts under the old
+ * submit time, and Slurm changes it while that stage-out still runs.
+ */
+static bool rec_ours(const cbb_rec_t *r, uint32_t restart, int64_t submit)
+{
+	if (r->restart > restart)
+		return false;
+	if (r->restart < restart || !submit || !r->submit ||
+	    r->submit == submit)
+		return true;
+	return r->type == CBB_KEY_POST && r->attempt + 1 == r->restart;
+}
+
+int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
+		  uint32_t job_id, uint32_t restart, int64_t submit,
+		  cbb_recs_t *out, cbb_err_t *err)
+{
+	cbb_buf_t keep;
+	char *text, *p, *nl;
+	size_t len, dropped = 0;
 	int fd;
 
-	path_of(path, sizeof(path), cfg, cluster, job_id, "lines");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	out->v = NULL;
+	out->n = 0;
+	if (cbb_state_dir_check(cfg, true, err) < 0)
+		return -1;
+	fd = state_open(cfg, cluster, job_id, "started", O_RDWR, NULL);
 	if (fd < 0)
-		return;
-	got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return;
-	buf[got] = '\0';
-	for (p = buf; *p && n < sizeof(lines) / sizeof(lines[0]); p = end) {
-		unsigned long v = strtoul(p, &end, 10);
-
-		if (end == p || *end != '\n')
-			return; /* not ours, or cut short: keep the plan's */
-		lines[n++] = (unsigned)v;
-		end++;
+		return 0;
+	(void)flock(fd, LOCK_EX);
+	text = read_all(fd, RECS_MAX_BYTES, &len);
+	if (!text) {
+		close(fd);
+		return 0;
 	}
-	if (n != plan->n)
-		return;
-	for (i = 0; i < n; i++)
-		plan->v[i].line = lines[i];
+	out->v = calloc(len / 16 + 1, sizeof(*out->v));
+	cbb_buf_init(&keep, RECS_MAX_BYTES);
+	for (p = text; out->v && *p; p = nl + 1) {
+		cbb_rec_t r;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			break; /* a torn last line is not a record */
+		if (!rec_parse(p, (size_t)(nl - p), &r) ||
+		    !rec_ours(&r, restart, submit)) {
+			dropped++;
+			continue;
+		}
+		out->v[out->n++] = r;
+		(void)cbb_buf_add(&keep, p, (size_t)(nl - p) + 1);
+	}
+	if (dropped && out->v) {
+		/* rewrite in place, still under the lock */
+		if (ftruncate(fd, 0) == 0 && keep.len &&
+		    pwrite(fd, keep.data, keep.len, 0) != (ssize_t)keep.len)
+			(void)ftruncate(fd, 0);
+	}
+	cbb_buf_free(&keep);
+	free(text);
+	close(fd);
+	return 0;
 }
 
-void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
-		      uint32_t job_id)
+int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
+		 uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err)
 {
-	char path[4200];
+	char line[256];
+	int fd, n;
 
-	path_of(path, sizeof(path), cfg, cluster, job_id, "lines");
-	(void)unlink(path);
-	path_of(path, sizeof(path), cfg, cluster, job_id, "down");
-	(void)unlink(path);
-	path_of(path, sizeof(path), cfg, cluster, job_id, "started");
-	(void)unlink(path);
-	path_of(path, sizeof(path), cfg, cluster, job_id, "asked");
-	(void)unlink(path);
+	fd = state_open(cfg, cluster, job_id, "started",
+			O_WRONLY | O_CREAT | O_APPEND, err);
+	if (fd < 0)
+		return -1;
+	(void)flock(fd, LOCK_EX);
+	n = rec_format(line, sizeof(line), r);
+	if (n <= 0 || (size_t)n >= sizeof(line) ||
+	    write(fd, line, (size_t)n) != n) {
+		close(fd);
+		return cbb_err(err, "conduit_bb: cannot record transfer %s in "
+			       "StateDir %s", r->id, cbb_conf_state_dir(cfg));
+	}
+	close(fd);
+	return 0;
+}
+
+void cbb_recs_free(cbb_recs_t *r)
+{
+	free(r->v);
+	r->v = NULL;
+	r->n = 0;
 }
 
 bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 		 uint32_t job_id, unsigned every_s)
 {
-	char path[4200];
 	struct stat st;
 	time_t now = time(NULL);
 	int fd;
 
-	path_of(path, sizeof(path), cfg, cluster, job_id, "asked");
-	if (stat(path, &st) == 0 && st.st_mtime <= now &&
-	    now - st.st_mtime < (time_t)every_s)
-		return false;
-	fd = open_state(cfg, path, O_TRUNC);
+	fd = state_open(cfg, cluster, job_id, "asked", O_RDONLY, NULL);
+	if (fd >= 0) {
+		bool recent = fstat(fd, &st) == 0 && st.st_mtime <= now &&
+			      now - st.st_mtime < (time_t)every_s;
+
+		close(fd);
+		if (recent)
+			return false;
+	}
+	fd = state_open(cfg, cluster, job_id, "asked",
+			O_WRONLY | O_CREAT | O_TRUNC, NULL);
 	if (fd >= 0) {
 		(void)futimens(fd, NULL); /* mtime = now */
 		close(fd);
@@ -162,48 +337,10 @@ bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 	return true;
 }
 
-void cbb_started_record(const cbb_config_t *cfg, const char *cluster,
-			uint32_t job_id, uint32_t restart, int type,
-			uint32_t index, const char *id)
+void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
+		      uint32_t job_id)
 {
-	char path[4200], line[160];
-	int fd, n;
-
-	path_of(path, sizeof(path), cfg, cluster, job_id, "started");
-	fd = open_state(cfg, path, O_APPEND);
-	if (fd < 0)
-		return;
-	/* one short write with O_APPEND: records never interleave */
-	n = snprintf(line, sizeof(line), "%u %d %u %.64s\n", restart, type,
-		     index, id);
-	if (write(fd, line, (size_t)n) != n)
-		(void)ftruncate(fd, 0); /* a torn record is worse than none */
-	close(fd);
-}
-
-bool cbb_started_lookup(const cbb_config_t *cfg, const char *cluster,
-			uint32_t job_id, uint32_t restart, int type,
-			uint32_t index, char *id, size_t size)
-{
-	char path[4200], line[160];
-	bool found = false;
-	FILE *f;
-
-	path_of(path, sizeof(path), cfg, cluster, job_id, "started");
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned r, i;
-		int t;
-		char got[65];
-
-		if (sscanf(line, "%u %d %u %64s", &r, &t, &i, got) == 4 &&
-		    r == restart && t == type && i == index) {
-			snprintf(id, size, "%s", got);
-			found = true; /* the last record wins */
-		}
-	}
-	fclose(f);
-	return found;
+	state_unlink(cfg, cluster, job_id, "down");
+	state_unlink(cfg, cluster, job_id, "started");
+	state_unlink(cfg, cluster, job_id, "asked");
 }

@@ -1,10 +1,16 @@
 /*
  * statefile.h - the little state conduit_bb keeps between hook calls
- * (each call has a fresh Lua state and often a fresh process): when the
- * Conduit server was first found unreachable for a job, so that polling
- * can stay BUSY for ServerDownGrace and then fail with a clear reason.
- * Files live in StateDir, one per job, and are removed once the server
- * answers again.
+ * (each call has a fresh Lua state and often a fresh process), one set of
+ * small files per job in StateDir:
+ *
+ *   <cluster>.<job>.started  transfers the stage hooks started
+ *   <cluster>.<job>.down     when the Conduit server was first unreachable
+ *   <cluster>.<job>.asked    when Slurm was last asked about the job
+ *
+ * StateDir must be a real directory (not a symlink) owned by root or by
+ * the user the hooks run as (SlurmUser), writable by nobody else; every
+ * file is opened relative to it with O_NOFOLLOW.  A file that is damaged
+ * or belongs to another job is ignored, never trusted.
  */
 #ifndef CBB_STATEFILE_H
 #define CBB_STATEFILE_H
@@ -15,6 +21,13 @@
 #include <time.h>
 
 #include "config.h"
+#include "err.h"
+
+/*
+ * Check StateDir (creating it, mode 0700, when `create`); -1 with a
+ * one-line message when it is missing or unsafe.
+ */
+int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err);
 
 /* Record (if not yet recorded) that the server is down for this job and
  * return when that was first seen; now on any storage problem. */
@@ -24,40 +37,57 @@ void cbb_down_clear(const cbb_config_t *cfg, const char *cluster,
 		    uint32_t job_id);
 
 /*
- * The script line of each directive, saved by job_process (which sees
- * the user's script) for the stage hooks: when directives use % symbols
- * Slurm gives those hooks a rewritten script holding only the directive
- * lines, whose line numbers would mean nothing to the user.
+ * Transfers the stage hooks started.  Conduit's Query can miss a transfer
+ * it has just created (lag) or has forgotten (a server that lost its
+ * database): a record lets a hook wait out the lag instead of starting
+ * the directive twice, and notice when a transfer never shows up.
  */
-#include "directive.h"
+typedef enum {
+	CBB_REC_STARTED = 'S', /* StartTransfer returned this id */
+	CBB_REC_UNSURE = 'U',  /* StartTransfer's outcome is unknown */
+	CBB_REC_LOST = 'L',    /* the id never showed up: given up */
+} cbb_rec_kind_t;
 
-void cbb_lines_save(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t job_id, const cbb_plan_t *plan);
-/* Renumber plan->v[i].line from the saved map when it fits the plan. */
-void cbb_lines_apply(const cbb_config_t *cfg, const char *cluster,
-		     uint32_t job_id, cbb_plan_t *plan);
+typedef struct {
+	uint32_t restart;  /* Slurm's restart count when written */
+	int64_t submit;    /* the job's submit time when written */
+	int type;          /* cbb_key_type_t */
+	uint32_t attempt;  /* the run attempt the transfer belongs to */
+	uint32_t index;    /* the directive */
+	int64_t made;      /* when written (seconds since 1970) */
+	char kind;         /* cbb_rec_kind_t */
+	char id[64];       /* transfer id; "-" when unknown */
+} cbb_rec_t;
+
+typedef struct {
+	cbb_rec_t *v;
+	size_t n;
+} cbb_recs_t;
+
 /*
- * Transfers data_in/data_out started, appended as they start.  Conduit's
- * Query can briefly miss a transfer it has just created; a repeated
- * data_in trusts this record over such a miss and starts nothing twice.
+ * Load a job's records.  A record written for another job that had the
+ * same id (a higher restart count, or the same count with another submit
+ * time) is dropped, and removed from the file.  Returns 0, or -1 (err
+ * set) when StateDir is unsafe; a missing file is no records.
  */
-void cbb_started_record(const cbb_config_t *cfg, const char *cluster,
-			uint32_t job_id, uint32_t restart, int type,
-			uint32_t index, const char *id);
-bool cbb_started_lookup(const cbb_config_t *cfg, const char *cluster,
-			uint32_t job_id, uint32_t restart, int type,
-			uint32_t index, char *id, size_t size);
+int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
+		  uint32_t job_id, uint32_t restart, int64_t submit,
+		  cbb_recs_t *out, cbb_err_t *err);
+/* Append one record (one write under a lock: records never interleave). */
+int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
+		 uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
+void cbb_recs_free(cbb_recs_t *r);
 
 /*
  * Whether it is time to ask Slurm again about a job whose transfers are
  * still running (at most once every `every_s` seconds per job: Slurm
- * polls each staging job every second, and each question is an RPC to
- * slurmctld).  Records the asking time when it answers true.
+ * polls each staging job every PollInterval, and each question is an RPC
+ * to slurmctld).  Records the asking time when it answers true.
  */
 bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 		 uint32_t job_id, unsigned every_s);
 
-/* Forget everything kept for a job that is over. */
+/* Forget the started/down/asked files of a job that is over. */
 void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
 		      uint32_t job_id);
 

@@ -15,50 +15,47 @@ typedef struct {
 	unsigned attempts;
 } row_t;
 
-static int by_dir_index(const void *a, const void *b)
+static int by_attempt_dir_index(const void *a, const void *b)
 {
 	const row_t *x = a, *y = b;
 
+	if (x->key.restart != y->key.restart)
+		return x->key.restart < y->key.restart ? -1 : 1;
 	if (x->key.type != y->key.type)
 		return (int)x->key.type - (int)y->key.type;
 	return (x->key.index > y->key.index) - (x->key.index < y->key.index);
 }
 
-/* One row per (direction, index) of the newest restart. */
-static size_t collect(const cbb_transfers_t *t, row_t *rows, long *restart)
+/* One row per (attempt, direction, index); *last: the newest attempt. */
+static size_t collect(const cbb_transfers_t *t, row_t *rows, long *last)
 {
 	size_t i, k, n = 0;
 
-	*restart = -1;
-	for (i = 0; i < t->n; i++) {
-		cbb_key_t key;
-
-		if (!t->v[i].validation_only &&
-		    cbb_key_parse(t->v[i].comment, &key) &&
-		    key.type != CBB_KEY_VALIDATE && (long)key.restart > *restart)
-			*restart = (long)key.restart;
-	}
+	*last = -1;
 	for (i = 0; i < t->n; i++) {
 		cbb_key_t key;
 
 		if (t->v[i].validation_only ||
 		    !cbb_key_parse(t->v[i].comment, &key) ||
-		    key.type == CBB_KEY_VALIDATE || (long)key.restart != *restart)
+		    key.type == CBB_KEY_VALIDATE)
 			continue;
 		for (k = 0; k < n; k++)
 			if (rows[k].key.type == key.type &&
-			    rows[k].key.index == key.index)
+			    rows[k].key.index == key.index &&
+			    rows[k].key.restart == key.restart)
 				break;
 		if (k < n)
 			continue;
-		rows[n].t = cbb_pick(t, key.type, key.index, *restart,
+		rows[n].t = cbb_pick(t, key.type, key.index, (long)key.restart,
 				     &rows[n].attempts);
 		if (!rows[n].t)
 			continue;
 		cbb_key_parse(rows[n].t->comment, &rows[n].key);
+		if ((long)key.restart > *last)
+			*last = (long)key.restart;
 		n++;
 	}
-	qsort(rows, n, sizeof(*rows), by_dir_index);
+	qsort(rows, n, sizeof(*rows), by_attempt_dir_index);
 	return n;
 }
 
@@ -80,6 +77,12 @@ static void human(char *buf, size_t size, uint64_t v, const char *suffix)
 		snprintf(buf, size, "%.1f %s%s", d, unit[u], suffix);
 }
 
+/* Server text made safe to show: control bytes escaped, one line. */
+static const char *safe(char *buf, size_t size, const char *s)
+{
+	return cbb_show(buf, size, s, strlen(s));
+}
+
 static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 		       long restart, cbb_buf_t *out)
 {
@@ -98,15 +101,19 @@ static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 	for (i = 0; i < n; i++) {
 		const cbb_transfer_t *t = rows[i].t;
 		json_t *o = json_object();
+		char id[160], msg[CBB_ERR_MAX];
 
 		json_object_set_new(o, "direction", json_string(
 			rows[i].key.type == CBB_KEY_PRE ? "in" : "out"));
 		json_object_set_new(o, "line", json_integer(rows[i].key.line));
 		json_object_set_new(o, "index", json_integer(rows[i].key.index));
-		json_object_set_new(o, "transfer_id", json_string(t->id));
+		json_object_set_new(o, "attempt", json_integer(rows[i].key.restart));
+		json_object_set_new(o, "transfer_id",
+				    json_string(safe(id, sizeof(id), t->id)));
 		json_object_set_new(o, "state", json_string(cbb_state_name(t->state)));
 		json_object_set_new(o, "error", json_string(cbb_error_name(t->error)));
-		json_object_set_new(o, "error_message", json_string(t->error_message));
+		json_object_set_new(o, "error_message", json_string(
+			safe(msg, sizeof(msg), t->error_message)));
 		json_object_set_new(o, "active", json_boolean(t->active));
 		json_object_set_new(o, "files", json_integer(t->files));
 		json_object_set_new(o, "directories", json_integer(t->dirs));
@@ -148,30 +155,26 @@ int cbb_status_render(const cbb_transfers_t *t, uint32_t job_id, bool json,
 		free(rows);
 		return rc;
 	}
-	rc |= cbb_buf_printf(out, "%-4s %-5s %-27s %7s %11s %13s  %-36s  %s\n",
-			     "DIR", "LINE", "STATE", "FILES", "BYTES", "RATE",
-			     "TRANSFER_ID", "ERROR");
+	rc |= cbb_buf_printf(out, "%-4s %-5s %-3s %-27s %7s %11s %13s  %-36s  "
+			     "%s\n", "DIR", "LINE", "ATT", "STATE", "FILES",
+			     "BYTES", "RATE", "TRANSFER_ID", "ERROR");
 	for (i = 0; i < n; i++) {
 		const cbb_transfer_t *x = rows[i].t;
-		char bytes[32], rate[40], err[160];
+		char bytes[32], rate[40], id[160], msg[160];
 
 		human(bytes, sizeof(bytes), x->bytes, "");
 		human(rate, sizeof(rate), x->rate, "/s");
-		if (x->error) {
-			snprintf(err, sizeof(err), "%s: %s",
-				 cbb_error_name(x->error), x->error_message);
-			cbb_one_line(err);
-		} else {
-			err[0] = '\0';
-		}
-		rc |= cbb_buf_printf(out, "%-4s %-5u %-27s %7u %11s %13s  %-36s  %s\n",
+		rc |= cbb_buf_printf(out, "%-4s %-5u %-3u %-27s %7u %11s %13s  "
+				     "%-36s  %s%s%s\n",
 				     rows[i].key.type == CBB_KEY_PRE ? "in" : "out",
-				     rows[i].key.line, cbb_state_name(x->state),
-				     x->files, bytes, rate, x->id, err);
+				     rows[i].key.line, rows[i].key.restart,
+				     cbb_state_name(x->state), x->files, bytes,
+				     rate, safe(id, sizeof(id), x->id),
+				     x->error ? cbb_error_name(x->error) : "",
+				     x->error ? ": " : "",
+				     x->error ? safe(msg, sizeof(msg),
+						     x->error_message) : "");
 	}
-	if (restart > 0)
-		rc |= cbb_buf_printf(out, "(attempt after %ld requeue%s)\n",
-				     restart, restart == 1 ? "" : "s");
 	free(rows);
 	return rc;
 }

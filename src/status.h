@@ -1,7 +1,9 @@
 /*
  * status.h - `scontrol show bbstat conduit JOBID [json]`: one row per
- * directive of the job's latest attempt (Slurm restart count), from one
- * Query's worth of transfers.
+ * directive and run attempt (a requeued job has an attempt per run),
+ * from one Query's worth of transfers.  Text that comes from the server
+ * (transfer ids, error messages) is shown with control characters
+ * escaped, so it cannot drive the reader's terminal.
  */
 #ifndef CBB_STATUS_H
 #define CBB_STATUS_H

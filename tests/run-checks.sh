@@ -68,7 +68,7 @@ shim_is_one_line() {
 check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
 
 # --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
-UNITS="words path symbols script config buf_err cases client netreq jobinfo"
+UNITS="words path symbols script config buf_err cases client netreq jobinfo grpc"
 for u in $UNITS; do
 	check "unit $u" $B/test/unit_$u
 done
@@ -83,7 +83,7 @@ mkdir -p "$server/jobstates"
 check "the Conduit test server starts (grpcio, mTLS, 127.0.0.1)" \
 	sh tests/conduit/server-ctl.sh start "$server"
 busted_for() { # lua-version module-dir job-id-base
-	FAKE_SCONTROL_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$3 \
+	FAKE_SQUEUE_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$3 \
 		CONDUIT_BB_CONF=$scratch/busted.conf CBB_MODULE_DIR=$2 \
 		lua$1 /usr/bin/busted -o TAP tests/lua
 }
@@ -216,7 +216,26 @@ rpm_contents() {
 check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, no lua-posix" \
 	rpm_contents
 
-# --- end to end on a real Slurm 24.11 (tests/e2e), counted check by check -
+# --- end to end on every real Slurm in the matrix (tests/e2e), counted ---
+# --- check by check; each Slurm's root is built once and cached ---------
+# CBB_E2E_MATRIX chooses the Slurms (default: 24.11 26.05).
+e2e_one() { # e2e_one SLURM
+	elog=$scratch/e2e-$1.log
+	t0=$(date +%s)
+	CBB_E2E_SLURM=$1 sh tests/e2e/run.sh >"$elog" 2>&1
+	grep -E '^(ok|not ok) - |^# ' "$elog"
+	e2e_pass=$(grep -c '^ok - ' "$elog")
+	e2e_fail=$(grep -c '^not ok - ' "$elog")
+	if ! grep -q '^e2e: [0-9]* passed, 0 failed$' "$elog"; then
+		e2e_fail=$((e2e_fail + 1))
+		echo "not ok - [$1] the end-to-end suite did not finish cleanly:"
+		grep -v '^ok - ' "$elog" | tail -30 | sed 's/^/#   /'
+	fi
+	echo "# [$1] end-to-end: $e2e_pass passed, $e2e_fail failed in $(( $(date +%s) - t0 )) s"
+	n=$((n + e2e_pass + e2e_fail))
+	pass=$((pass + e2e_pass))
+	fail=$((fail + e2e_fail))
+}
 if [ "${CBB_SKIP_E2E:-}" = 1 ]; then
 	n=$((n + 1))
 	skip=$((skip + 1))
@@ -226,18 +245,9 @@ elif [ "$(id -u)" -ne 0 ]; then
 	skip=$((skip + 1))
 	echo "ok $n - end-to-end suite # SKIP needs root (chroot, mounts)"
 else
-	sh tests/e2e/run.sh >"$scratch/e2e.log" 2>&1
-	grep -E '^(ok|not ok) - |^# ' "$scratch/e2e.log"
-	e2e_pass=$(grep -c '^ok - ' "$scratch/e2e.log")
-	e2e_fail=$(grep -c '^not ok - ' "$scratch/e2e.log")
-	if ! grep -q '^e2e: [0-9]* passed, 0 failed$' "$scratch/e2e.log"; then
-		e2e_fail=$((e2e_fail + 1))
-		echo "not ok - the end-to-end suite did not finish cleanly:"
-		grep -v '^ok - ' "$scratch/e2e.log" | tail -30 | sed 's/^/#   /'
-	fi
-	n=$((n + e2e_pass + e2e_fail))
-	pass=$((pass + e2e_pass))
-	fail=$((fail + e2e_fail))
+	for slurm in ${CBB_E2E_MATRIX:-24.11 26.05}; do
+		e2e_one "$slurm"
+	done
 fi
 
 echo "checks: $pass passed, $fail failed, $skip skipped"

@@ -4,7 +4,7 @@
 
 T        := $(B)/test
 ASAN     := $(B)/asan
-UNITS    := words path symbols script config buf_err cases client netreq jobinfo
+UNITS    := words path symbols script config buf_err cases client netreq jobinfo grpc
 CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(CLI_ONLY))) \
             $(addprefix src/,$(addsuffix .c,$(CLIENT))) $(GEN)/conduit.pb-c.c
 TEST_CFLAGS := -std=gnu99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' -g -O1 $(WARN) \

@@ -1,9 +1,10 @@
 #!/bin/sh
-# server-ctl.sh start|stop|restart DIR [PORT]
+# server-ctl.sh start|stop|restart|wipe DIR [PORT]
 # Run the Conduit test server for tests: certificates in DIR/pki (made
 # once), state DIR/state.json, RPC log DIR/rpc.log, fault knobs
 # DIR/faults.json, uid map DIR/users.json, pid DIR/server.pid, port
 # DIR/port.  Listens on 127.0.0.1 only.  `start` waits until it answers.
+# `wipe` restarts it with its database gone (every transfer forgotten).
 set -eu
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cmd=$1
@@ -56,5 +57,6 @@ case $cmd in
 start) start ;;
 stop) stop ;;
 restart) stop; start ;;
-*) echo "usage: server-ctl.sh start|stop|restart DIR [PORT]" >&2; exit 2 ;;
+wipe) stop; rm -f "$dir/state.json"; start ;;
+*) echo "usage: server-ctl.sh start|stop|restart|wipe DIR [PORT]" >&2; exit 2 ;;
 esac

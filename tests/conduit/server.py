@@ -19,6 +19,10 @@ Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
   stall_ms           {"Query": 5000, ...} sleep before answering
   unavailable        ["StartTransfer", ...] answer UNAVAILABLE
   query_lag_ms       new transfers stay invisible to Query this long
+  start_then_stall_ms  StartTransfer stores the transfer, then waits this
+                     long before answering (an answer the client may never
+                     see: the transfer exists, the client cannot know)
+  huge_reply_bytes   Query answers carry one extra entry this large
   max_source_bytes   default 4000
 Every RPC is appended to --log as one JSON line.
 """
@@ -41,6 +45,8 @@ from concurrent import futures
 grpc = pb = pbg = None
 
 PRIVILEGED = ("conduit-service", "conduit-admin")
+JOB_PREFIX = re.compile(r"SLURMJOB:\d+,")
+JOB_QUERY = re.compile(r"\^(SLURMJOB:\d+,)")
 ORDER = [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
          26, 27, 28, 29, 100]
 QUERY_KEYS = ["TransferID", "Action", "Source", "Destination", "Leases", "User",
@@ -99,11 +105,31 @@ class Store:
         self.path = path
         self.lock = threading.RLock()
         self.t = {}
+        self.by_job = {}  # "SLURMJOB:<n>," -> ids: Query's common case, fast
+        self.live = set()  # ids not yet archived: what the worker drives
         self.dirty = False
         if path and os.path.exists(path):
             with open(path) as f:
                 self.t = json.load(f)
+        for t in self.t.values():
+            self.index(t)
         threading.Thread(target=self._saver, daemon=True).start()
+
+    def index(self, t):
+        if not t["archived"]:
+            self.live.add(t["id"])
+        m = JOB_PREFIX.match(t["comment"])
+        if m:
+            self.by_job.setdefault(m.group(0), set()).add(t["id"])
+
+    def candidates(self, qmap):
+        """The transfers a query can match: a Comment query anchored on
+        one job's prefix (and nothing else) only looks at that job's."""
+        if list(qmap) == ["Comment"]:
+            m = JOB_QUERY.match(qmap["Comment"])
+            if m:
+                return [self.t[i] for i in self.by_job.get(m.group(1), ())]
+        return list(self.t.values())
 
     def save(self):
         self.dirty = True
@@ -276,7 +302,10 @@ def validate(t, uname):
     if not os.access(target_dir, os.W_OK | os.X_OK):
         raise Fail("user[%s] does not have write permissions for dest parent path[%s]: "
                    "permission denied" % (uname, target_dir))
-    return ""
+    # like Conduit's destInfo: whether the destination is an existing
+    # directory is settled here, so a data stage run again (a server
+    # restarted in the middle) writes the same paths
+    return json.dumps({"into": os.path.isdir(d)})
 
 
 def tree_size(p):
@@ -296,7 +325,7 @@ def copy_data(t):
     """The data stage: copy every source (a move deletes at teardown)."""
     dst = t["destination"]
     d = dst.rstrip("/") or "/"
-    into = os.path.isdir(d)
+    into = t["into"] if t.get("into") is not None else os.path.isdir(d)
     recursive = t["action"] in (2, 3)
     files = dirs = size = 0
     for s in t["source"]:
@@ -439,9 +468,13 @@ class ServerBase:
                  "archived": False}
             with self.store.lock:
                 self.store.t[t["id"]] = t
+                self.store.index(t)
                 self.store.save()
             self.log(method, cn, user=request.user, comment=request.comment,
                      id=t["id"], status="OK")
+            stall = self.faults.get().get("start_then_stall_ms", 0)
+            if stall and not validate_only:
+                time.sleep(stall / 1000.0)
             return self.details(t)
         except Fail as e:
             self.log(method, cn, user=request.user, comment=request.comment, status=str(e))
@@ -475,7 +508,7 @@ class ServerBase:
                                % (k, e))
             out = pb.MultiTransferDetails()
             with self.store.lock:
-                for t in self.store.t.values():
+                for t in self.store.candidates(qmap):
                     if not everyone and t["user"] != name:
                         continue
                     if lag and now() - t["created"] < lag:
@@ -487,6 +520,11 @@ class ServerBase:
                         keep = all(hits)
                     if keep:
                         out.details[t["id"]].CopyFrom(self.details(t))
+            huge = self.faults.get().get("huge_reply_bytes", 0)
+            if huge:
+                pad = out.details["padding"]
+                pad.transferID = "padding"
+                pad.errorMessage = "x" * huge
             self.log("Query", cn, user=request.user, query=qmap,
                      op=request.queryOperation, matched=len(out.details), status="OK")
             return out
@@ -560,7 +598,7 @@ class Worker(threading.Thread):
             time.sleep(0.01)
             f = self.faults.get()
             with self.store.lock:
-                live = [t for t in self.store.t.values() if not t["archived"]]
+                live = [self.store.t[i] for i in self.store.live]
             for t in live:
                 self.step(t, f)
 
@@ -575,6 +613,7 @@ class Worker(threading.Thread):
             if st in (1, 3, 100) or (t["validationOnly"] and st == 15):
                 if not t["active"] and now() - t["changed"] > f.get("archive_ms", 2000) / 1000.0:
                     t["archived"] = True
+                    self.store.live.discard(t["id"])
                     self.store.save()
                 return
             if st == 2:  # ABORT -> ABORTED
@@ -609,6 +648,9 @@ class Worker(threading.Thread):
             if not ok:
                 code = {14: 22, 24: 4, 28: 19}[st]
                 self.fail(t, code, msg)
+            elif st == 14:
+                t["into"] = json.loads(msg)["into"]
+                t.update(state=nxt, changed=now())
             elif st == 15 and t["validationOnly"]:
                 t.update(active=False, end=now(), changed=now())
             else:

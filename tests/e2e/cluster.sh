@@ -1,5 +1,5 @@
 #!/bin/sh
-# cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit
+# cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit|wipe-conduit
 # Start or stop munged, the Conduit test server, slurmctld and slurmd in
 # the root.  Stopping goes by pid file, then any process left whose root is
 # the chroot, then unmounts: safe to run at any time, any number of times.
@@ -8,12 +8,14 @@ set -u
 
 pid_of() { cat "$R/$1" 2>/dev/null; }
 
-stop_pidfile() { # stop_pidfile relative-pid-file
+stop_pidfile() { # stop_pidfile relative-pid-file [seconds before SIGKILL]
 	p=$(pid_of "$1")
 	[ -n "$p" ] || return 0
 	kill "$p" 2>/dev/null
 	i=0
-	while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	# slurmctld saves its state (burst buffers too) on the way out: a busy
+	# one needs time, and killing it loses the buffers of staging jobs
+	while kill -0 "$p" 2>/dev/null && [ $i -lt $(( ${2:-10} * 10 )) ]; do sleep 0.1; i=$((i + 1)); done
 	kill -9 "$p" 2>/dev/null
 	rm -f "$R/$1"
 }
@@ -24,7 +26,7 @@ start_conduit() {
 	rm -f "$R$SRV/faults.json.new"
 	: > "$R$SRV/server.out"
 	chroot "$R" env CONDUIT_PB_DIR=$E2E_SRC/build/gen/py setsid /usr/bin/python3 \
-		$E2E_SRC/tests/conduit/server.py --port 24600 --pki $PKI \
+		$E2E_SRC/tests/conduit/server.py --port $CONDUIT_PORT --pki $PKI \
 		--state $SRV/state.json --log $SRV/rpc.log --faults $SRV/faults.json \
 		</dev/null >"$R$SRV/server.out" 2>&1 &
 	echo $! > "$R/run/conduit-test.pid"
@@ -53,7 +55,7 @@ start() {
 stop() {
 	[ -d "$R/proc" ] || return 0
 	stop_pidfile run/slurmd.pid
-	stop_pidfile run/slurmctld.pid
+	stop_pidfile run/slurmctld.pid 60
 	stop_pidfile run/conduit-test.pid
 	stop_pidfile run/munge/munged.pid
 	for p in $(root_pids); do kill "$p" 2>/dev/null; done
@@ -66,9 +68,13 @@ case ${1:-} in
 start) start ;;
 stop) stop ;;
 restart-slurmctld)
-	stop_pidfile run/slurmctld.pid
+	stop_pidfile run/slurmctld.pid 60
 	in_root /usr/sbin/slurmctld ;;
 stop-conduit) stop_pidfile run/conduit-test.pid ;;
 start-conduit) start_conduit ;;
-*) echo "usage: cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit" >&2; exit 2 ;;
+wipe-conduit) # restarted without its database: every transfer forgotten
+	stop_pidfile run/conduit-test.pid
+	rm -f "$R$SRV/state.json"
+	start_conduit ;;
+*) echo "usage: cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit|wipe-conduit" >&2; exit 2 ;;
 esac

@@ -1,9 +1,40 @@
 # lib.sh - shared by the end-to-end scripts (sourced, not run).
 #
-# A single-node Slurm 24.11 (Debian 13 packages) runs in a chroot on this
-# machine, on 127.0.0.1 only, with the Conduit test server beside it.
-# CBB_E2E_ROOT names the cached root filesystem.
-R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie}
+# A single-node Slurm runs in a chroot on this machine, on 127.0.0.1 only,
+# with the Conduit test server beside it.  CBB_E2E_SLURM chooses which
+# Slurm; each has its own cached root:
+#
+#   24.11  Debian 13 (trixie) packages: Slurm 24.11, linked with Lua 5.1
+#          root /var/tmp/conduit-bb-trixie
+#   26.05  Debian forky packages: Slurm 26.05, linked with Lua 5.1
+#          root /var/tmp/conduit-bb-forky
+#
+# Other parameters (environment), each with a default from the profile:
+#   CBB_E2E_ROOT, CBB_E2E_SUITE (the Debian suite), CBB_E2E_PORTS
+#   ("slurmctld slurmd conduit", default "6817 6818 24600"), and
+#   CBB_DEBIAN_MIRROR (default: the mirror of this machine's apt sources).
+PROFILE=${CBB_E2E_SLURM:-24.11}
+case $PROFILE in
+24.11)
+	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie}
+	SUITE=${CBB_E2E_SUITE:-trixie}
+	BOOTSTRAP_SCRIPT=$SUITE
+	LUA=5.1 ;;
+26.05)
+	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-forky}
+	SUITE=${CBB_E2E_SUITE:-forky}
+	# this host's debootstrap has no script for forky; sid's works
+	BOOTSTRAP_SCRIPT=sid
+	LUA=5.1 ;;
+*)
+	echo "e2e: unknown CBB_E2E_SLURM=$PROFILE (24.11 or 26.05)" >&2
+	exit 2 ;;
+esac
+ports=${CBB_E2E_PORTS:-6817 6818 24600}
+CTLD_PORT=${ports%% *}
+ports=${ports#* }
+SLURMD_PORT=${ports%% *}
+CONDUIT_PORT=${ports#* }
 HERE=${HERE:-$(cd "$(dirname "$0")/../.." && pwd)}
 HOSTNAME_S=$(hostname -s)
 E2E_SRC=/opt/conduit-bb          # the project, copied into the root
@@ -54,3 +85,30 @@ wait_for() { # wait_for SECONDS command... : poll every 0.2 s
 }
 
 log() { printf '%s\n' "$*" >&2; }
+
+# The Debian mirror this machine's apt uses: the first non-security URI
+# of /etc/apt/sources.list.d/*.sources, else of /etc/apt/sources.list.
+debian_mirror() {
+	if [ -n "${CBB_DEBIAN_MIRROR:-}" ]; then
+		echo "$CBB_DEBIAN_MIRROR"
+		return 0
+	fi
+	m=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }')
+	[ -n "$m" ] || m=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++)
+		if ($i ~ /^[a-z]+:\/\// && $i !~ /security/) { print $i; exit } }' \
+		/etc/apt/sources.list 2>/dev/null)
+	[ -n "$m" ] || { log "e2e: no Debian mirror in this machine's apt sources; set CBB_DEBIAN_MIRROR"; return 1; }
+	echo "$m"
+}
+
+# The Slurm in the root, as "24.11" (for check lines).
+slurm_label() {
+	chroot "$R" /usr/sbin/slurmctld -V 2>/dev/null | awk '{ split($2, v, "."); print v[1] "." v[2] }'
+}
+
+# The liblua that the running slurmctld has mapped (from /proc/PID/maps).
+lua_of_slurmctld() {
+	p=$(cat "$R/run/slurmctld.pid" 2>/dev/null)
+	[ -n "$p" ] && grep -o "/[^ ]*liblua[^ ]*" "/proc/$p/maps" 2>/dev/null | sort -u | head -1 | sed "s|^$R||"
+}

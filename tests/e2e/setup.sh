@@ -1,15 +1,20 @@
 #!/bin/sh
-# setup.sh - create (once, cached) the Debian 13 root with Slurm 24.11,
-# munge and Lua 5.1, then build and `make install` conduit_bb.so in it
-# against Lua 5.1 (what Debian's Slurm uses) and write the configs.
-# Safe to rerun, and after a crash: an unfinished root is rebuilt.
+# setup.sh - create (once, cached) the root of the Slurm that lib.sh's
+# profile names, then build and `make install` conduit_bb.so in it against
+# the Lua that Slurm uses, and write the configs.  Safe to rerun, and
+# after a crash: an unfinished root is rebuilt.
+#
+#   24.11  debootstrap trixie, Debian's Slurm 24.11 packages (Lua 5.1)
+#   26.05  debootstrap forky, Debian's Slurm 26.05 packages (Lua 5.1)
 set -eu
 . "$(dirname "$0")/lib.sh"
 
-PKGS="slurmctld slurmd slurm-client munge lua5.1 liblua5.1-0-dev gcc make
+PKGS="slurmctld slurmd slurm-client munge lua$LUA liblua$LUA-dev gcc make
 libc6-dev pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler protobuf-compiler-grpc
 python3-grpcio python3-protobuf openssl procps"
+# Debian names Lua 5.1's headers liblua5.1-0-dev
+PKGS=$(echo "$PKGS" | sed 's/liblua5\.1-dev/liblua5.1-0-dev/')
 
 if [ ! -f "$R/.conduit-bb-root" ]; then
 	if [ -d "$R" ]; then
@@ -25,18 +30,22 @@ if [ ! -f "$R/.conduit-bb-root" ]; then
 	fi
 	command -v debootstrap >/dev/null ||
 		apt-get -o DPkg::Lock::Timeout=600 install -y -qq debootstrap >/dev/null
-	log "e2e: debootstrap trixie into $R (about 30 s)"
+	mirror=$(debian_mirror) || exit 1
+	log "e2e: debootstrap $SUITE into $R from $mirror (about 30 s)"
 	debootstrap --variant=minbase \
 		--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
-		trixie "$R" http://deb.debian.org/debian >"$R.debootstrap.log" 2>&1 || {
+		"$SUITE" "$R" "$mirror" "/usr/share/debootstrap/scripts/$BOOTSTRAP_SCRIPT" \
+		>"$R.debootstrap.log" 2>&1 || {
 		tail -20 "$R.debootstrap.log" >&2
 		exit 1
 	}
 	cp /etc/resolv.conf "$R/etc/resolv.conf"
 	printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d"
 	chmod 755 "$R/usr/sbin/policy-rc.d"
+	# testing suites' Release files may be past Valid-Until on a frozen mirror
+	echo 'Acquire::Check-Valid-Until "false";' > "$R/etc/apt/apt.conf.d/99conduit-bb"
 	mount_root
-	log "e2e: installing Slurm, munge, Lua 5.1 and build tools in the root"
+	log "e2e: installing Slurm, munge, Lua $LUA and build tools in the root"
 	in_root apt-get update -qq
 	# shellcheck disable=SC2086
 	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
@@ -56,33 +65,36 @@ for u in alice:2001 bob:2002; do
 		in_root useradd -u "$uid" -U -m -d "/home/$name" -s /bin/bash "$name"
 done
 
-# the project, fresh, built for Lua 5.1 inside the root
+# the project, fresh, built inside the root for the Lua that Slurm uses
 rm -rf "$R$E2E_SRC"
 mkdir -p "$R$E2E_SRC"
 (cd "$HERE" && tar cf - --exclude=./build --exclude=./.git . ) | tar xf - -C "$R$E2E_SRC"
 mount_root
-in_root make -s -C "$E2E_SRC" LUA_VERSION=5.1 >/dev/null
-in_root make -s -C "$E2E_SRC" install LUA_VERSION=5.1 PREFIX=/usr/local >/dev/null
+in_root make -s -C "$E2E_SRC" LUA_VERSION=$LUA >/dev/null
+in_root make -s -C "$E2E_SRC" install LUA_VERSION=$LUA PREFIX=/usr/local >/dev/null
 in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/proto \
 	--python_out=$E2E_SRC/build/gen/py --grpc_out=$E2E_SRC/build/gen/py \
 	--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $E2E_SRC/src/proto/conduit.proto"
 umount_root
 
 # configs
-sed "s/@HOST@/$HOSTNAME_S/g" "$HERE/tests/e2e/etc/slurm.conf.in" > "$R/etc/slurm/slurm.conf"
+sed -e "s/@HOST@/$HOSTNAME_S/g" -e "s/@CTLD_PORT@/$CTLD_PORT/" \
+	-e "s/@SLURMD_PORT@/$SLURMD_PORT/" "$HERE/tests/e2e/etc/slurm.conf.in" > "$R/etc/slurm/slurm.conf"
 cp "$HERE/tests/e2e/etc/burst_buffer.conf" "$HERE/tests/e2e/etc/cgroup.conf" "$R/etc/slurm/"
 cp "$HERE/lua/burst_buffer.lua" "$R/etc/slurm/burst_buffer.lua"
 sh "$HERE/tests/conduit/make-certs.sh" "$R$PKI"
 chmod 0600 "$R$PKI"/*.key
 cat > "$R/etc/slurm/conduit_bb.conf" <<CONF
 # written by tests/e2e/setup.sh
-ConduitServer=127.0.0.1:24600
+ConduitServer=127.0.0.1:$CONDUIT_PORT
 ServerName=localhost
 CACert=$PKI/ca.crt
 ClientCert=$PKI/service.crt
 ClientKey=$PKI/service.key
 RequestTimeout=5
 ServerDownGrace=10
+StageOutDownGrace=120
+StartVisibleGrace=10
 StageInSources=/home,/data
 StageInDestinations=/home,/scratch
 StageOutSources=/home,/scratch

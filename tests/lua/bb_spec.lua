@@ -26,7 +26,7 @@ local logged
 local function stub_slurm()
   logged = {}
   _G.slurm = {
-    SUCCESS = 0, ERROR = -1, FAILURE = -1, SLURM_BB_BUSY = "BUSY",
+    SUCCESS = 0, ERROR = -1, FAILURE = -1, SLURM_BB_BUSY = "BUSY", CLUSTER_NAME = "spec",
     log = function(level, msg) logged[#logged + 1] = { level = level, msg = msg } end,
     error = function(msg) logged[#logged + 1] = { level = -1, msg = msg } end,
   }
@@ -206,10 +206,10 @@ describe("conduit_bb module", function()
         "#!/bin/sh\n#CONDUIT_PRE cp -r '/archive/my data' /scratch/%j/\n#CONDUIT_POST mv /scratch/o /archive/o\n",
         { job_id = 7, work_dir = "/home/u" }))
       assert.are.same({
-        { type = "PRE", action = "cp", recursive = true, sources = { "/archive/my data" },
-          destination = "/scratch/7/", line = 2, index = 1 },
-        { type = "POST", action = "mv", recursive = false, sources = { "/scratch/o" },
-          destination = "/archive/o", line = 3, index = 2 },
+        { type = "PRE", action = "cp", recursive = true, every_attempt = false,
+          sources = { "/archive/my data" }, destination = "/scratch/7/", line = 2, index = 1 },
+        { type = "POST", action = "mv", recursive = false, every_attempt = false,
+          sources = { "/scratch/o" }, destination = "/archive/o", line = 3, index = 2 },
       }, d)
     end)
 

@@ -30,7 +30,7 @@ spit(work .. "/bad.sh", "#!/bin/bash\n#CONDUIT_PRE cp '/unterminated\n")
 local confs = {
   ok = "ConduitServer=127.0.0.1:" .. port .. "\nServerName=localhost\nCACert=" .. pki ..
        "/ca.crt\nClientCert=" .. pki .. "/service.crt\nClientKey=" .. pki ..
-       "/service.key\nStateDir=" .. work .. "/state\nServerDownGrace=0\nScontrol=/nonexistent\n",
+       "/service.key\nStateDir=" .. work .. "/state\nServerDownGrace=0\nSqueue=/nonexistent\n",
   refused = "ConduitServer=127.0.0.1:9\nStateDir=" .. work .. "/state\nServerDownGrace=0\n",
   tls = "ConduitServer=127.0.0.1:" .. port .. "\nCACert=" .. pki .. "/other-ca.crt\n",
   broken = "ConduitServer=nonsense\n",

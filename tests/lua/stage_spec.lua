@@ -1,137 +1,13 @@
--- stage_spec.lua - every staging hook against the Conduit test server
--- (tests/conduit/server.py, started by tests/run-checks.sh): real files,
--- real copies and moves done as uid 61001, RPC counts from the server's
--- own log.  Needs CBB_MODULE_DIR, CBB_SERVER_DIR and CONDUIT_BB_CONF.
-local module_dir = assert(os.getenv("CBB_MODULE_DIR"))
-local sdir = assert(os.getenv("CBB_SERVER_DIR"))
-local conf_path = assert(os.getenv("CONDUIT_BB_CONF"))
-package.cpath = module_dir .. "/?.so;" .. package.cpath
-
-local function sh(cmd)
-  local ok = os.execute(cmd)
-  return ok == true or ok == 0
-end
-
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
-local function spit(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local port = assert(slurp(sdir .. "/port")):match("%d+")
-local pki = sdir .. "/pki"
-local work = os.tmpname()
-os.remove(work)
-assert(sh("mkdir -p " .. work .. " && chmod 0777 " .. work))
-local statedir = work .. "/state"
-local jobstates = assert(os.getenv("FAKE_SCONTROL_DIR"))
-assert(sh("mkdir -p " .. jobstates))
-
-local base = {
-  { "ConduitServer", "127.0.0.1:" .. port },
-  { "ServerName", "localhost" },
-  { "CACert", pki .. "/ca.crt" },
-  { "ClientCert", pki .. "/service.crt" },
-  { "ClientKey", pki .. "/service.key" },
-  { "RequestTimeout", "3" },
-  { "StateDir", statedir },
-  { "ServerDownGrace", "2" },
-  { "Scontrol", os.getenv("PWD") .. "/tests/conduit/fake-scontrol" },
-}
-
--- Write conduit_bb.conf: the base settings, with `over` replacing or adding keys.
-local function conf(over)
-  over = over or {}
-  local lines, used = {}, {}
-  for _, kv in ipairs(base) do
-    local v = over[kv[1]]
-    if v == nil then v = kv[2] end
-    used[kv[1]] = true
-    lines[#lines + 1] = kv[1] .. "=" .. v
-  end
-  for k, v in pairs(over) do
-    if not used[k] then lines[#lines + 1] = k .. "=" .. v end
-  end
-  spit(conf_path, table.concat(lines, "\n") .. "\n")
-end
-local function faults(json) spit(sdir .. "/faults.json", json or "{}") end
-
--- ---- the host: slurm table, fresh module per call ---------------------
-local logged
-local function fresh()
-  logged = {}
-  _G.slurm = {
-    SUCCESS = 0, ERROR = -1, SLURM_BB_BUSY = "BUSY", CLUSTER_NAME = "testcluster",
-    log = function(l, m) logged[#logged + 1] = { level = l, msg = m } end,
-    error = function(m) logged[#logged + 1] = { level = -1, msg = m } end,
-  }
-  package.loaded.conduit_bb = nil
-  return require("conduit_bb")
-end
-
-local function job_info(t)
-  return setmetatable({}, { __index = function(_, k) return t[k] end })
-end
-
--- Job ids unique per run: the server keeps its transfers across runs.
-local next_job = tonumber(os.getenv("CBB_JOB_BASE") or "") or (os.time() % 100000) * 1000
-local function new_job(directives, opts)
-  opts = opts or {}
-  next_job = next_job + 1
-  local id = next_job
-  local script = work .. "/job" .. id .. ".sh"
-  spit(script, "#!/bin/bash\n#SBATCH -N 1\n" .. table.concat(directives, "\n") .. "\nsrun true\n")
-  -- what `scontrol show job` says: a staging job is pending
-  spit(jobstates .. "/" .. id, opts.state or "PENDING")
-  return { id = tostring(id), script = script, uid = opts.uid or "61001",
-           info = job_info({ job_id = id, user_id = 61001, work_dir = work,
-                             restart_cnt = opts.restart or 0, cluster = "testcluster" }) }
-end
-
--- ---- the server's RPC log ---------------------------------------------
-local function rpc_mark() return #(slurp(sdir .. "/rpc.log") or "") end
-local function rpcs_since(mark, method)
-  local log = (slurp(sdir .. "/rpc.log") or ""):sub(mark + 1)
-  local n = 0
-  for line in log:gmatch("[^\n]+") do
-    if line:find('"method": "' .. method .. '"', 1, true) then n = n + 1 end
-  end
-  return n
-end
-
-local function sleep(s) sh("sleep " .. s) end
-
--- Poll test_data_* like Slurm does until it stops saying BUSY.
-local function poll(hook, job, limit)
-  local t0 = os.time()
-  while true do
-    fresh()
-    local rc, msg = _G[hook](job.id, job.script, job.uid, job.uid, job.info)
-    if not (rc == 0 and msg == "BUSY") then return rc, msg end
-    if os.time() - t0 > (limit or 20) then return nil, "still busy" end
-    sleep(0.1)
-  end
-end
-
-local function owner(path)
-  local p = io.popen("stat -c %u " .. path)
-  local u = p:read("*l")
-  p:close()
-  return u
-end
-
-local function make_file(path, text)
-  spit(path, text)
-  assert(sh("chmod 0644 " .. path))
-end
+-- stage_spec.lua - every staging hook against the Conduit test server:
+-- real files, real copies and moves done as uid 61001, RPC counts from the
+-- server's own log (tests/lua/harness.lua has the host and the helpers).
+package.path = "tests/lua/?.lua;" .. package.path
+local H = require("harness")
+H.ids_from(0)
+local sh, slurp, spit, conf, faults, fresh = H.sh, H.slurp, H.spit, H.conf, H.faults, H.fresh
+local info_of, new_job, rpc_mark, rpcs_since = H.info_of, H.new_job, H.rpc_mark, H.rpcs_since
+local sleep, poll, owner, make_file = H.sleep, H.poll, H.owner, H.make_file
+local sdir, port, pki, work, statedir, jobstates = H.sdir, H.port, H.pki, H.work, H.statedir, H.jobstates
 
 describe("staging hooks against a Conduit server", function()
   before_each(function()
@@ -225,17 +101,65 @@ describe("staging hooks against a Conduit server", function()
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
   end)
 
-  it("a requeue (new restart_cnt) stages again", function()
-    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/requeue.txt" })
+  it("a requeue does not stage in again what an earlier attempt staged", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/requeue.txt",
+                        "#CONDUIT_PRE cp --every-attempt in/a.txt out/requeue-every.txt" })
     fresh()
     assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
-    j.info = job_info({ job_id = tonumber(j.id), user_id = 61001, work_dir = work, restart_cnt = 1 })
+    -- the requeued attempt: Slurm gives it a new submit time
+    j.info = info_of(j, { restart_cnt = 1, submit_time = j.submit + 30 })
     fresh()
     local mark = rpc_mark()
     assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    -- only the --every-attempt directive runs again
     assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+    fresh()
+    local _, out = slurm_bb_get_status("61001", "61001", "conduit", j.id)
+    assert.matches("\nin%s+3%s+0%s+TRANSFER_FINALIZED", out)
+    assert.matches("\nin%s+4%s+0%s+TRANSFER_FINALIZED", out)
+    assert.matches("\nin%s+4%s+1%s+TRANSFER_FINALIZED", out)
+    assert.is_nil(out:find("\nin%s+3%s+1"))
+  end)
+
+  it("each run attempt has its own stage-out, exactly once", function()
+    assert(sh("mkdir -p " .. work .. "/attempts " .. work .. "/in"))
+    make_file(work .. "/in/a.txt", "alpha\n")
+    assert(sh("chmod -R a+rwX " .. work .. "/attempts " .. work .. "/in"))
+    local j = new_job({ "#CONDUIT_POST cp in/a.txt attempts/" .. "out-%j.txt" })
+    -- Slurm requeued the running job: restart_cnt is already 1 and the
+    -- job is pending again when the interrupted attempt's stage-out runs
+    local requeued = info_of(j, { restart_cnt = 1, job_state = 32768,
+                                  burst_buffer_state = "staging-out" })
+    fresh()
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, requeued)))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    -- ... and changes the submit time while it runs
+    local later = info_of(j, { restart_cnt = 1, job_state = 0, submit_time = j.submit + 20,
+                               burst_buffer_state = "staging-out" })
+    local rc, msg = poll("slurm_bb_test_data_out", { id = j.id, script = j.script,
+                                                     uid = j.uid, info = later })
+    assert.are.same({ 0 }, { rc, msg })
+    -- a slurmctld restart runs that stage-out again: nothing new
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, later)))
+    assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
+    -- the second attempt ran and ended: its outputs go out too
+    local final = info_of(j, { restart_cnt = 1, job_state = 3, submit_time = j.submit + 20,
+                               burst_buffer_state = "staging-out" })
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, final)))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal(0, (poll("slurm_bb_test_data_out", { id = j.id, script = j.script,
+                                                          uid = j.uid, info = final })))
+    fresh()
+    local _, out = slurm_bb_get_status("61001", "61001", "conduit", j.id)
+    assert.matches("\nout%s+3%s+0%s+TRANSFER_FINALIZED", out)
+    assert.matches("\nout%s+3%s+1%s+TRANSFER_FINALIZED", out)
   end)
 
   it("reports a missing source with the line and Conduit's error", function()
@@ -342,7 +266,7 @@ describe("staging hooks against a Conduit server", function()
     fresh()
     rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
     assert.are.equal(-1, rc)
-    assert.are.equal("job " .. j.id .. " is CANCELLED: stage-in transfers aborted", msg)
+    assert.are.equal("job " .. j.id .. " is CANCELLED: stage-in stopped, its transfers aborted", msg)
     assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
   end)
 
@@ -392,7 +316,7 @@ describe("staging hooks against a Conduit server", function()
     fresh()
     local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
     assert.are.same({ 0, "BUSY" }, { rc, msg })
-    assert.matches("conduit: connect to 127%.0%.0%.1:" .. port .. " refused", logged[1].msg)
+    assert.matches("conduit: connect to 127%.0%.0%.1:" .. port .. " refused", H.logged()[1].msg)
     sleep(2.2)
     fresh()
     rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
@@ -403,18 +327,25 @@ describe("staging hooks against a Conduit server", function()
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
   end)
 
-  it("a stalled server is a timeout, not a hang", function()
+  it("a stalled server is a timeout, not a hang: the polls take over", function()
     conf({ RequestTimeout = "0.5" })
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/stall.txt" })
     faults('{"stall_ms": {"Query": 3000}}')
     fresh()
-    local t0 = os.clock()
-    local started = os.time()
-    local rc, msg = slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
-    assert.are.equal(-1, rc)
-    assert.are.equal("conduit: server said: Deadline Exceeded", msg)
-    assert.is_true(os.time() - started <= 3)
-    assert.is_true(os.clock() - t0 < 1)
+    local t0 = H.now_ms()
+    local rc = slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.is_true(H.now_ms() - t0 < 950)
+    assert.are.equal(0, rc)
+    assert.matches("conduit: server said: Deadline Exceeded; the polls will start the " ..
+                   "transfers when the server answers", H.logged()[1].msg)
+    fresh()
+    t0 = H.now_ms()
+    assert.are.same({ 0, "BUSY" }, { slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info) })
+    assert.is_true(H.now_ms() - t0 < 950)
+    faults()
+    local mark = rpc_mark()
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
   end)
 
   describe("TLS", function()
@@ -440,10 +371,17 @@ describe("staging hooks against a Conduit server", function()
 
     it("fails clearly with an expired or foreign client certificate", function()
       for _, name in ipairs({ "expired", "rogue" }) do
-        local rc, msg = try({ ClientCert = pki .. "/" .. name .. ".crt",
-                              ClientKey = pki .. "/" .. name .. ".key" })
+        -- the server drops the connection: like an outage, so the polls
+        -- wait out ServerDownGrace, then name the likely cause
+        local rc = try({ ClientCert = pki .. "/" .. name .. ".crt",
+                         ClientKey = pki .. "/" .. name .. ".key", ServerDownGrace = "0" })
+        assert.are.equal(0, rc)
+        fresh()
+        local msg
+        rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
         assert.are.equal(-1, rc)
-        assert.matches("^conduit: connection with 127%.0%.0%.1:%d+ failed %(.*%); if this " ..
+        assert.matches("^conduit: server unreachable for %d+ s %(ServerDownGrace=0 s%): " ..
+                       "conduit: connection with 127%.0%.0%.1:%d+ failed %(.*%); if this " ..
                        "persists, check ClientCert/ClientKey$", msg)
       end
     end)
@@ -477,9 +415,9 @@ describe("staging hooks against a Conduit server", function()
       local lines = {}
       for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
       assert.are.equal(3, #lines)
-      assert.matches("^DIR%s+LINE%s+STATE%s+FILES%s+BYTES%s+RATE%s+TRANSFER_ID%s+ERROR$", lines[1])
-      assert.matches("^in%s+3%s+TRANSFER_FINALIZED%s+1%s+6 B%s+", lines[2])
-      assert.matches("^out%s+4%s+TRANSFER_FINALIZED%s+1%s+6 B%s+", lines[3])
+      assert.matches("^DIR%s+LINE%s+ATT%s+STATE%s+FILES%s+BYTES%s+RATE%s+TRANSFER_ID%s+ERROR$", lines[1])
+      assert.matches("^in%s+3%s+0%s+TRANSFER_FINALIZED%s+1%s+6 B%s+", lines[2])
+      assert.matches("^out%s+4%s+0%s+TRANSFER_FINALIZED%s+1%s+6 B%s+", lines[3])
     end)
 
     it("scopes to the caller: another user sees nothing, root sees all", function()
@@ -496,7 +434,7 @@ describe("staging hooks against a Conduit server", function()
       local rc, out = slurm_bb_get_status("61001", "61001", "conduit", j.id, "json")
       assert.are.equal(dashed, out)
       assert.are.equal(0, rc)
-      assert.matches('^{"job_id":' .. j.id .. ',"restart":0,"transfers":%[{"direction":"in","line":3,', out)
+      assert.matches('^{"job_id":' .. j.id .. ',"restart":0,"transfers":%[{"direction":"in","line":3,"index":1,"attempt":0,', out)
       assert.matches('"state":"TRANSFER_FINALIZED","error":"ERROR_NONE"', out)
     end)
 
@@ -560,7 +498,7 @@ describe("staging hooks against a Conduit server", function()
       assert.are.equal(0, rc)
       assert.is_true(os.time() - t0 <= 2)
       local seen = false
-      for _, l in ipairs(logged) do
+      for _, l in ipairs(H.logged()) do
         if l.msg:find("accepted", 1, true) then seen = true end
       end
       assert.is_true(seen)

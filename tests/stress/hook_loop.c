@@ -75,6 +75,8 @@ static void setup_state(lua_State *L)
 	lua_setfield(L, -2, "SUCCESS");
 	lua_pushinteger(L, -1);
 	lua_setfield(L, -2, "ERROR");
+	lua_pushstring(L, "stress");
+	lua_setfield(L, -2, "CLUSTER_NAME");
 	lua_setglobal(L, "slurm");
 }
 

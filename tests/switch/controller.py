@@ -70,9 +70,12 @@ def make_handler(state, log_path, faults_path):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+            rec = {"t": round(time.time(), 3), "method": self.command,
+                   "path": self.path, "status": code, "what": what}
+            if isinstance(body, dict) and "uid" in body:
+                rec["uid"] = body["uid"]
             with open(log_path, "a") as f:
-                f.write(json.dumps({"t": round(time.time(), 3), "method": self.command,
-                                    "path": self.path, "status": code, "what": what}) + "\n")
+                f.write(json.dumps(rec) + "\n")
 
         def key(self):
             parts = self.path.split("/")
@@ -122,9 +125,10 @@ def make_handler(state, log_path, faults_path):
                          "endpoint": "broker-1.example.invalid:7443",
                          "token": "tok-" + secrets.token_hex(16),
                          "vlans": [100 + job % 50, 200 + job % 50],
-                         "env": {"BROKER_REGION": "test-1", "SLURM_BAD": "x",
-                                 "BAD NAME": "y"},
-                         "user": body.get("user")}
+                         "env": {"CONDUIT_REGION": "test-1", "SLURM_BAD": "x",
+                                 "BAD NAME": "y", "LD_PRELOAD": "/tmp/evil.so",
+                                 "PATH": "/tmp/evil", "BROKER_REGION": "test-1"},
+                         "user": body.get("user"), "uid": body.get("uid")}
                     state.sessions[k] = s
                     state.save()
                     return self.reply(201, s, "created")

@@ -174,7 +174,7 @@ static lua_State *fresh(host_t *h)
 	lua_setfield(L, -2, "ERROR");
 	lua_pushinteger(L, EAGAIN_RC);
 	lua_setfield(L, -2, "EAGAIN");
-	lua_pushstring(L, "emulated");
+	lua_pushstring(L, h->cluster ? h->cluster : "emulated");
 	lua_setfield(L, -2, "CLUSTER_NAME");
 	lua_setglobal(L, "slurm");
 	if (luaL_loadfile(L, h->script) || lua_pcall(L, 0, 1, 0)) {
@@ -197,6 +197,10 @@ static void push_job(lua_State *L, const host_job_t *j)
 	lua_newtable(L);
 	lua_pushinteger(L, j->job_id);
 	lua_setfield(L, -2, "job_id");
+	if (j->user_id >= 0) {
+		lua_pushinteger(L, j->user_id);
+		lua_setfield(L, -2, "user_id");
+	}
 	lua_pushstring(L, j->user_name);
 	lua_setfield(L, -2, "user_name");
 	lua_pushstring(L, j->nodes);
@@ -383,7 +387,8 @@ complete_result_t host_job_complete(host_t *h, host_job_t *j)
 }
 
 /* Call a step hook in a fresh state: fail-open on Lua errors. */
-static int step_call(host_t *h, host_job_t *j, const char *hook, char *env)
+static int step_call(host_t *h, host_job_t *j, long step_job, const char *hook,
+		     char *env)
 {
 	lua_State *L = fresh(h);
 	int rc;
@@ -392,7 +397,7 @@ static int step_call(host_t *h, host_job_t *j, const char *hook, char *env)
 		return 0;
 	lua_getglobal(L, hook);
 	lua_newtable(L);
-	lua_pushinteger(L, j->job_id);
+	lua_pushinteger(L, step_job);
 	lua_setfield(L, -2, "job_id");
 	lua_pushstring(L, "sluid-1");
 	lua_setfield(L, -2, "sluid");
@@ -446,20 +451,26 @@ static int step_call(host_t *h, host_job_t *j, const char *hook, char *env)
 	return rc;
 }
 
-void host_step(host_t *h, host_job_t *j, const char *env, step_result_t *r)
+void host_step_of(host_t *h, host_job_t *j, long step_job, const char *env,
+		  step_result_t *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->env, sizeof(r->env), "%s", env ? env : "");
 	if (!j->packed_len)
 		return; /* step hooks run only for accepted jobs */
-	if (step_call(h, j, "slurm_switch_step_preinit", NULL) < 0) {
+	if (step_call(h, j, step_job, "slurm_switch_step_preinit", NULL) < 0) {
 		r->failed = true;
 		return;
 	}
-	if (step_call(h, j, "slurm_switch_step_init", r->env) < 0) {
+	if (step_call(h, j, step_job, "slurm_switch_step_init", r->env) < 0) {
 		r->failed = true;
 	}
 	/* postfini runs after the tasks, whatever happened to them */
-	if (step_call(h, j, "slurm_switch_step_postfini", NULL) < 0)
+	if (step_call(h, j, step_job, "slurm_switch_step_postfini", NULL) < 0)
 		r->drain = true;
+}
+
+void host_step(host_t *h, host_job_t *j, const char *env, step_result_t *r)
+{
+	host_step_of(h, j, j->job_id, env, r);
 }

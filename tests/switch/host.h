@@ -20,6 +20,7 @@ typedef struct {
 	unsigned retries;       /* SlurmctldParameters=switch_retries */
 	bool block_job_complete;
 	bool special_steps;
+	const char *cluster;    /* slurm.CLUSTER_NAME; NULL: "emulated" */
 	char log[16384];        /* everything logged through slurm.log_* */
 } host_t;
 
@@ -33,6 +34,7 @@ typedef enum {
 
 typedef struct {
 	long job_id;
+	long user_id;           /* < 0: the job table has no user_id */
 	const char *user_name, *nodes, *partition, *network;
 	long num_nodes;
 	char packed[8192];      /* the jobinfo as Slurm would store it */
@@ -52,5 +54,8 @@ start_result_t host_job_start(host_t *h, host_job_t *j);
 complete_result_t host_job_complete(host_t *h, host_job_t *j);
 /* A normal job step (preinit, init, postfini) with `env` as given. */
 void host_step(host_t *h, host_job_t *j, const char *env, step_result_t *r);
+/* The same, for a step of job `step_job` carrying j's stepinfo. */
+void host_step_of(host_t *h, host_job_t *j, long step_job, const char *env,
+		  step_result_t *r);
 
 #endif

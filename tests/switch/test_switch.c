@@ -51,6 +51,7 @@ static host_job_t job(long id, const char *network)
 
 	memset(&j, 0, sizeof(j));
 	j.job_id = id;
+	j.user_id = 2001;
 	j.user_name = "alice";
 	j.nodes = "node[1-2]";
 	j.num_nodes = 2;
@@ -158,6 +159,51 @@ static void test_tampered_and_foreign(void **state)
 	host_step(&h, &j, "", &r);
 	assert_true(r.failed);
 	assert_false(r.drain); /* postfini logs, does not drain */
+}
+
+/* The job's user and the step's job come from Slurm, bound to the jobinfo. */
+static void test_identity(void **state)
+{
+	host_t h;
+	host_job_t j = job(106, "conduit:pool=t4");
+	step_result_t r;
+
+	(void)state;
+	set_conf("");
+	new_host(&h);
+	/* no user_id, and a name this host cannot resolve (LDAP down) */
+	j.user_id = -1;
+	j.user_name = "nosuchuser-cbb";
+	assert_int_equal(host_job_start(&h, &j), START_FAILED);
+	assert_non_null(strstr(h.log, "switch: job 106: setup failed: the job's uid "
+			       "is unknown: Slurm gave no user_id and user "
+			       "'nosuchuser-cbb' does not resolve on this host"));
+	/* uid 0 is never given to a user who is not root */
+	j = job(107, "conduit:pool=t4");
+	j.user_id = 0;
+	assert_int_equal(host_job_start(&h, &j), START_FAILED);
+	assert_non_null(strstr(h.log, "refusing uid 0 for user 'alice'"));
+	/* a name that resolves stands in for a missing user_id */
+	j = job(108, "conduit:pool=t4");
+	j.user_id = -1;
+	j.user_name = "root";
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+
+	/* a stepinfo moved to another job's step is refused */
+	j = job(109, "conduit:pool=t4");
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+	host_step_of(&h, &j, 110, "", &r);
+	assert_true(r.failed);
+	assert_non_null(strstr(h.log, "refusing the stepinfo of job 109: it was "
+			       "made for job 109, not this step's job 110"));
+	host_step(&h, &j, "", &r);
+	assert_false(r.failed);
+	/* ... and so is one from another cluster */
+	h.cluster = "elsewhere";
+	host_step(&h, &j, "", &r);
+	assert_true(r.failed);
+	assert_non_null(strstr(h.log, "it was made on cluster emulated, not "
+			       "elsewhere"));
 }
 
 static void test_key_file_rules(void **state)
@@ -364,6 +410,28 @@ static int ctl_count(const char *what, long id)
 	return n;
 }
 
+/* The uid the controller recorded for job `id`'s session, or -1. */
+static long ctl_uid(long id)
+{
+	char path[400], line[1024], job[32];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/log", ctl_dir);
+	snprintf(job, sizeof(job), "/%ld\"", id);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *u = strstr(line, "\"uid\": ");
+
+		if (strstr(line, job) && strstr(line, "\"created\"") && u)
+			uid = strtol(u + 7, NULL, 10);
+	}
+	fclose(f);
+	return uid;
+}
+
 static void faults(const char *json)
 {
 	char path[400];
@@ -388,9 +456,15 @@ static void test_http_session(void **state)
 	assert_false(r.failed);
 	tok = strstr(r.env, "CONDUIT_SESSION_TOKEN=tok-");
 	assert_non_null(tok);
-	assert_true(env_has(&r, "BROKER_REGION=test-1"));
+	/* the controller's variables pass SwitchEnvNames (CONDUIT_*) */
+	assert_true(env_has(&r, "CONDUIT_REGION=test-1"));
 	assert_null(strstr(r.env, "SLURM_BAD"));       /* SLURM_* refused */
 	assert_null(strstr(r.env, "BAD NAME"));
+	assert_null(strstr(r.env, "LD_PRELOAD"));
+	assert_null(strstr(r.env, "PATH="));
+	assert_null(strstr(r.env, "BROKER_REGION"));
+	/* the controller was told the uid Slurm gave */
+	assert_int_equal(ctl_uid(201), 2001);
 	assert_true(env_has(&r, "CONDUIT_SESSION_ENDPOINT=broker-1.example.invalid:7443"));
 	assert_true(env_has(&r, "CONDUIT_SESSION_VLANS=101,201"));
 	/* the token is sealed in the jobinfo and never logged */
@@ -562,6 +636,7 @@ static void test_http_token_file(void **state)
 	(void)state;
 	assert_non_null(pw);
 	j.user_name = "nobody";
+	j.user_id = (long)pw->pw_uid;
 	snprintf(extra, sizeof(extra), "SessionDelivery=file\nSessionDir=%s/sessions\n", dir);
 	http_conf(extra);
 	new_host(&h);
@@ -585,18 +660,22 @@ static void test_http_token_file(void **state)
 	host_step(&h, &j, "", &r);
 	assert_false(r.failed);
 	assert_true(env_has(&r, want));
-	/* a user this node does not know fails the step, clearly */
-	j.user_name = "no-such-user-cbb";
 	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	/* the owner is the uid Slurm gave, signed in the jobinfo: a name
+	 * this node cannot look up (an LDAP hiccup) does not matter */
 	{
 		host_job_t k = job(210, "conduit:pool=t4");
+		char kpath[600];
 
 		k.user_name = "no-such-user-cbb";
 		assert_int_equal(host_job_start(&h, &k), START_ACCEPTED);
 		host_step(&h, &k, "", &r);
-		assert_true(r.failed);
-		assert_non_null(strstr(h.log, "session file: unknown user 'no-such-user-cbb'"));
+		assert_false(r.failed);
+		snprintf(kpath, sizeof(kpath), "%s/sessions/emulated.210.token", dir);
+		assert_int_equal(stat(kpath, &st), 0);
+		assert_int_equal(st.st_uid, 2001);
 		assert_int_equal(host_job_complete(&h, &k), COMPLETE_RELEASED);
+		unlink(kpath);
 	}
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/sessions", dir);
@@ -620,6 +699,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_decline),
 		cmocka_unit_test(test_repeat_start_is_stable),
 		cmocka_unit_test(test_tampered_and_foreign),
+		cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_key_file_rules),
 		cmocka_unit_test(test_bad_request_fails_setup),
 		cmocka_unit_test(test_directives_off_by_default),

@@ -106,19 +106,21 @@ static void test_status(void **state)
 	v[1].bytes = 3 * 1024 * 1024;
 	v[1].rate = 1536;
 	v[1].files = 2;
-	v[2] = T("c-out", CO, 1, 4, 30);
-	v[2].error_message = (char *)(uintptr_t)"pftool\nexited 3";
+	v[2] = T("c-out\x1b[2J", CO, 1, 4, 30);
+	v[2].error_message = (char *)(uintptr_t)"pftool\nexited 3\xc2\x9b";
 	v[3] = T("d-foreign", "not ours", 100, 0, 1);
 	cbb_buf_init(&out, 0);
 	assert_int_equal(cbb_status_render(&t, 5, false, &out), 0);
+	/* every attempt has its rows; server text cannot drive a terminal */
 	assert_string_equal(out.data,
-		"DIR  LINE  STATE                         FILES       BYTES          RATE  TRANSFER_ID                           ERROR\n"
-		"in   4     TRANSFER_DATA_TRANSFERRING        2     3.0 MiB     1.5 KiB/s  b-restart1                            \n"
-		"out  9     TRANSFER_ERROR                    0         0 B         0 B/s  c-out                                 ERROR_PFTOOL_FAILED: pftool exited 3\n"
-		"(attempt after 1 requeue)\n");
+		"DIR  LINE  ATT STATE                         FILES       BYTES          RATE  TRANSFER_ID                           ERROR\n"
+		"in   4     0   TRANSFER_FINALIZED                0         0 B         0 B/s  a-old                                 \n"
+		"in   4     1   TRANSFER_DATA_TRANSFERRING        2     3.0 MiB     1.5 KiB/s  b-restart1                            \n"
+		"out  9     1   TRANSFER_ERROR                    0         0 B         0 B/s  c-out\\x1b[2J                          ERROR_PFTOOL_FAILED: pftool\\x0aexited 3\\xc2\\x9b\n");
 	cbb_buf_reset(&out);
 	assert_int_equal(cbb_status_render(&t, 5, true, &out), 0);
-	assert_non_null(strstr(out.data, "{\"job_id\":5,\"restart\":1,\"transfers\":[{\"direction\":\"in\",\"line\":4,\"index\":1,\"transfer_id\":\"b-restart1\",\"state\":\"TRANSFER_DATA_TRANSFERRING\""));
+	assert_non_null(strstr(out.data, "{\"job_id\":5,\"restart\":1,\"transfers\":[{\"direction\":\"in\",\"line\":4,\"index\":1,\"attempt\":0,\"transfer_id\":\"a-old\",\"state\":\"TRANSFER_FINALIZED\""));
+	assert_non_null(strstr(out.data, "\"transfer_id\":\"c-out\\\\x1b[2J\""));
 	cbb_buf_reset(&out);
 	t.n = 0;
 	assert_int_equal(cbb_status_render(&t, 5, false, &out), 0);
@@ -128,25 +130,51 @@ static void test_status(void **state)
 
 static void test_jobstate(void **state)
 {
-	char st[32];
+	cbb_job_facts_t f;
 
 	(void)state;
 	assert_int_equal(cbb_job_state_classify("PENDING"), CBB_JOB_ALIVE);
 	assert_int_equal(cbb_job_state_classify("RUNNING"), CBB_JOB_ALIVE);
 	assert_int_equal(cbb_job_state_classify("CANCELLED"), CBB_JOB_OVER);
 	assert_int_equal(cbb_job_state_classify("COMPLETED"), CBB_JOB_OVER);
+	/* a job in stage-out has finished computing */
+	assert_int_equal(cbb_job_state_classify("STAGE_OUT"), CBB_JOB_OVER);
 	assert_int_equal(cbb_job_state_classify("WEIRD"), CBB_JOB_UNKNOWN);
-	/* a command that does not exist, or says nothing useful */
-	assert_int_equal(cbb_job_state("/nonexistent/scontrol", 1, 1000, st,
-				       sizeof(st)), CBB_JOB_UNKNOWN);
-	assert_int_equal(cbb_job_state("true", 1, 1000, st, sizeof(st)),
+
+	/* rows are picked by job id; the array's own row for its id */
+	assert_int_equal(cbb_job_state_parse("7 5 1 RUNNING\n5 5 2 COMPLETED\n"
+					     "6 5 0 COMPLETED\n", 0, "", 5, &f),
+			 CBB_JOB_OVER);
+	assert_string_equal(f.state, "COMPLETED");
+	assert_int_equal(f.array_job_id, 5);
+	assert_true(f.array_task);
+	assert_int_equal(cbb_job_state_parse("9 9 N/A PENDING\n", 0, "", 9, &f),
+			 CBB_JOB_ALIVE);
+	assert_false(f.array_task);
+	/* Slurm's words on stderr, never the output, say a job is gone */
+	assert_int_equal(cbb_job_state_parse("", 1, "slurm_load_jobs error: "
+					     "Invalid job id specified\n", 9,
+					     &f), CBB_JOB_GONE);
+	assert_int_equal(cbb_job_state_parse("Invalid job id\n", 1, "", 9, &f),
 			 CBB_JOB_UNKNOWN);
-	/* a hung scontrol is killed at the time limit */
-	assert_int_equal(cbb_job_state("tests/unit/slow-scontrol", 1, 300, st,
-				       sizeof(st)), CBB_JOB_UNKNOWN);
-	setenv("FAKE_SCONTROL_DIR", "tests/unit", 1);
-	assert_int_equal(cbb_job_state("tests/conduit/fake-scontrol", 424242,
-				       2000, st, sizeof(st)), CBB_JOB_GONE);
+	assert_int_equal(cbb_job_state_parse("9 9 N/A PENDING\n", 1,
+					     "Invalid job id", 9, &f),
+			 CBB_JOB_UNKNOWN);
+	assert_int_equal(cbb_job_state_parse("8 8 N/A COMPLETED\n", 0, "", 9,
+					     &f), CBB_JOB_UNKNOWN);
+	assert_int_equal(cbb_job_state_parse("garbage\n", 0, "", 9, &f),
+			 CBB_JOB_UNKNOWN);
+
+	/* a command that does not exist, or says nothing useful */
+	assert_int_equal(cbb_job_state("/nonexistent/squeue", 1, 1000, &f),
+			 CBB_JOB_UNKNOWN);
+	assert_int_equal(cbb_job_state("true", 1, 1000, &f), CBB_JOB_UNKNOWN);
+	/* a hung squeue is killed at the time limit */
+	assert_int_equal(cbb_job_state("tests/unit/slow-squeue", 1, 300, &f),
+			 CBB_JOB_UNKNOWN);
+	setenv("FAKE_SQUEUE_DIR", "tests/unit", 1);
+	assert_int_equal(cbb_job_state("tests/conduit/fake-squeue", 424242,
+				       2000, &f), CBB_JOB_GONE);
 }
 
 static void test_percent_decode(void **state)
@@ -158,13 +186,32 @@ static void test_percent_decode(void **state)
 	assert_string_equal(s, "no such item: \xe2\x80\x94 100% sure\nsecond %zz %");
 }
 
+static cbb_rec_t R(uint32_t restart, int64_t submit, int type,
+		   uint32_t attempt, uint32_t index, char kind, const char *id)
+{
+	cbb_rec_t r;
+
+	memset(&r, 0, sizeof(r));
+	r.restart = restart;
+	r.submit = submit;
+	r.type = type;
+	r.attempt = attempt;
+	r.index = index;
+	r.made = 1000;
+	r.kind = kind;
+	snprintf(r.id, sizeof(r.id), "%s", id);
+	return r;
+}
+
 static void test_statefile(void **state)
 {
-	char dir[] = "/tmp/cbb-state-XXXXXX", id[64], cmd[64];
+	char dir[] = "/tmp/cbb-state-XXXXXX", cmd[512], path[128];
 	cbb_config_t cfg;
-	cbb_plan_t plan;
-	cbb_directive_t d[2];
+	cbb_recs_t recs;
+	cbb_rec_t r;
+	cbb_err_t err;
 	time_t t1, t2;
+	FILE *f;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -177,35 +224,100 @@ static void test_statefile(void **state)
 	cbb_down_clear(&cfg, "c", 9);
 	assert_true(cbb_down_since(&cfg, "c", 9) > t1);
 
-	assert_false(cbb_started_lookup(&cfg, "c", 9, 0, 0, 1, id, sizeof(id)));
-	cbb_started_record(&cfg, "c", 9, 0, 0, 1, "id-1");
-	cbb_started_record(&cfg, "c", 9, 0, 1, 1, "id-out");
-	cbb_started_record(&cfg, "c", 9, 0, 0, 1, "id-2");
-	assert_true(cbb_started_lookup(&cfg, "c", 9, 0, 0, 1, id, sizeof(id)));
-	assert_string_equal(id, "id-2");
-	assert_false(cbb_started_lookup(&cfg, "c", 9, 1, 0, 1, id, sizeof(id)));
+	/* records of this job (restart 1, submitted at 500) */
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_recs_load(&cfg, "c", 9, 1, 500, &recs, &err), 0);
+	assert_int_equal(recs.n, 0);
+	r = R(1, 500, 0, 1, 1, 'S', "id-1");
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	r = R(0, 400, 0, 0, 1, 'S', "earlier-attempt");
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	/* the stage-out of attempt 0, requeued: Slurm changed the submit time */
+	r = R(1, 400, 1, 0, 2, 'U', "-");
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	/* an earlier job that had the same id */
+	r = R(1, 77, 0, 1, 1, 'S', "other-job");
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	r = R(3, 900, 0, 3, 1, 'S', "other-job-2");
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	snprintf(path, sizeof(path), "%s/c.9.started", dir);
+	f = fopen(path, "a");
+	fputs("garbage line\nv1 1 500 0 1 1 1000 S torn", f); /* no newline */
+	fclose(f);
+	assert_int_equal(cbb_recs_load(&cfg, "c", 9, 1, 500, &recs, &err), 0);
+	assert_int_equal(recs.n, 3);
+	assert_string_equal(recs.v[0].id, "id-1");
+	assert_string_equal(recs.v[1].id, "earlier-attempt");
+	assert_int_equal(recs.v[2].kind, 'U');
+	cbb_recs_free(&recs);
+	/* what did not belong was removed from the file */
+	snprintf(cmd, sizeof(cmd), "test $(wc -l < %s) = 3 && ! grep -q other %s",
+		 path, path);
+	assert_int_equal(system(cmd), 0);
 
-	memset(&plan, 0, sizeof(plan));
-	memset(d, 0, sizeof(d));
-	plan.v = d;
-	plan.n = 2;
-	d[0].line = 7;
-	d[1].line = 9;
-	cbb_lines_save(&cfg, "c", 9, &plan);
-	d[0].line = 2;
-	d[1].line = 3;
-	cbb_lines_apply(&cfg, "c", 9, &plan);
-	assert_int_equal(d[0].line, 7);
-	assert_int_equal(d[1].line, 9);
-	plan.n = 1; /* a plan that does not fit the map keeps its lines */
-	d[0].line = 2;
-	cbb_lines_apply(&cfg, "c", 9, &plan);
-	assert_int_equal(d[0].line, 2);
+	/* a state file that is a symbolic link is never followed */
+	cbb_down_clear(&cfg, "c", 9);
+	snprintf(cmd, sizeof(cmd), "ln -s /etc/passwd %s/c.9.down", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(cbb_down_since(&cfg, "c", 9), time(NULL));
+	snprintf(cmd, sizeof(cmd), "ln -s /tmp/cbb-nowhere %s/c.10.started", dir);
+	assert_int_equal(system(cmd), 0);
+	r = R(0, 1, 0, 0, 1, 'S', "x");
+	assert_int_equal(cbb_recs_add(&cfg, "c", 10, &r, &err), -1);
+	assert_non_null(strstr(err.msg, "cannot open"));
+	assert_int_equal(system("test ! -e /tmp/cbb-nowhere"), 0);
+	snprintf(cmd, sizeof(cmd), "rm %s/c.9.down %s/c.10.started", dir, dir);
+	assert_int_equal(system(cmd), 0);
 
 	cbb_state_forget(&cfg, "c", 9);
-	assert_false(cbb_started_lookup(&cfg, "c", 9, 0, 0, 1, id, sizeof(id)));
 	snprintf(cmd, sizeof(cmd), "rmdir %s", dir);
 	assert_int_equal(system(cmd), 0); /* nothing was left behind */
+	cbb_config_free(&cfg);
+}
+
+/* StateDir itself: refused when others could plant files in it. */
+static void test_state_dir(void **state)
+{
+	char dir[] = "/tmp/cbb-sd-XXXXXX", sub[64], cmd[512];
+	cbb_config_t cfg;
+	cbb_err_t err;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/state", dir);
+	cbb_config_defaults(&cfg);
+	cfg.state_dir = strdup(sub);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_state_dir_check(&cfg, false, &err), -1);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_state_dir_check(&cfg, true, &err), 0); /* made 0700 */
+	snprintf(cmd, sizeof(cmd), "test \"$(stat -c %%a %s)\" = 700", sub);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "chmod 0777 %s", sub);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(cbb_state_dir_check(&cfg, true, &err), -1);
+	snprintf(cmd, sizeof(cmd), "conduit_bb: StateDir %s is writable by "
+		 "group or others (chmod 0700 %s)", sub, sub);
+	assert_string_equal(err.msg, cmd);
+	snprintf(cmd, sizeof(cmd), "chmod 0700 %s", sub);
+	assert_int_equal(system(cmd), 0);
+	if (geteuid() == 0) { /* another user's directory */
+		snprintf(cmd, sizeof(cmd), "chown 65534 %s", sub);
+		assert_int_equal(system(cmd), 0);
+		cbb_err_clear(&err);
+		assert_int_equal(cbb_state_dir_check(&cfg, true, &err), -1);
+		assert_non_null(strstr(err.msg, "belongs to uid 65534, not root "
+				       "or the SlurmUser"));
+	}
+	/* a symbolic link to a directory is refused, not followed */
+	snprintf(cmd, sizeof(cmd), "rmdir %s && mkdir -m 0700 %s/real && "
+		 "ln -s %s/real %s", sub, dir, dir, sub);
+	assert_int_equal(system(cmd), 0);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_state_dir_check(&cfg, true, &err), -1);
+	assert_non_null(strstr(err.msg, "not a symbolic link"));
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	assert_int_equal(system(cmd), 0);
 	cbb_config_free(&cfg);
 }
 
@@ -219,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_jobstate),
 		cmocka_unit_test(test_percent_decode),
 		cmocka_unit_test(test_statefile),
+		cmocka_unit_test(test_state_dir),
 	};
 	return cmocka_run_group_tests_name("client", tests, NULL, NULL);
 }

@@ -31,7 +31,73 @@ static void test_defaults(void **state)
 	assert_int_equal(c.max_source_bytes, 4000);
 	assert_int_equal(c.allow[0][0].n, 0);
 	assert_int_equal(c.down_grace_s, 300);
+	assert_int_equal(c.out_down_grace_s, 3600);
+	assert_int_equal(c.start_visible_grace_s, 60);
+	assert_int_equal(c.max_reply_bytes, 16 << 20);
+	/* controllers may set CONDUIT_* only, by default */
+	assert_true(cbb_conf_env_name_allowed(&c, "CONDUIT_X"));
+	assert_false(cbb_conf_env_name_allowed(&c, "LD_PRELOAD"));
+	assert_false(cbb_conf_env_name_allowed(&c, "PATH"));
+	assert_false(cbb_conf_env_name_allowed(&c, "SLURM_JOB_ID"));
 	cbb_config_free(&c);
+}
+
+static void test_new_keys(void **state)
+{
+	cbb_config_t c;
+	char buf[256];
+
+	(void)state;
+	parse_ok("StartVisibleGrace=5\nStageOutDownGrace=7200\n"
+		 "MaxReplyBytes=65536\nSwitchEnvNames=NCCL_*,MY_VAR\n"
+		 "Squeue=/opt/slurm/bin/squeue\n", &c);
+	assert_int_equal(c.start_visible_grace_s, 5);
+	assert_int_equal(c.out_down_grace_s, 7200);
+	assert_int_equal(c.max_reply_bytes, 65536);
+	assert_true(cbb_conf_env_name_allowed(&c, "NCCL_SOCKET_IFNAME"));
+	assert_true(cbb_conf_env_name_allowed(&c, "MY_VAR"));
+	assert_false(cbb_conf_env_name_allowed(&c, "MY_VAR2"));
+	assert_false(cbb_conf_env_name_allowed(&c, "CONDUIT_X"));
+	assert_string_equal(cbb_conf_squeue(&c, buf, sizeof(buf)),
+			    "/opt/slurm/bin/squeue");
+	cbb_config_free(&c);
+	/* older configurations name scontrol: squeue is found beside it */
+	parse_ok("Scontrol=/opt/slurm/bin/scontrol\n", &c);
+	assert_string_equal(cbb_conf_squeue(&c, buf, sizeof(buf)),
+			    "/opt/slurm/bin/squeue");
+	cbb_config_free(&c);
+	parse_ok("", &c);
+	assert_string_equal(cbb_conf_squeue(&c, buf, sizeof(buf)), "squeue");
+	cbb_config_free(&c);
+}
+
+static void test_slurm_cluster_name(void **state)
+{
+	char dir[] = "/tmp/cbb-sc-XXXXXX", path[300], got[300], name[64];
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/slurm.conf", dir);
+	setenv("SLURM_CONF", path, 1);
+	assert_int_equal(cbb_slurm_cluster_name(got, sizeof(got), name,
+						sizeof(name)), -1);
+	assert_string_equal(got, path);
+	f = fopen(path, "w");
+	fputs("# ClusterName=commented\nSlurmctldHost=x\n"
+	      "  clustername = hpc-one  # ours\nNodeName=n1\n", f);
+	fclose(f);
+	assert_int_equal(cbb_slurm_cluster_name(got, sizeof(got), name,
+						sizeof(name)), 0);
+	assert_string_equal(name, "hpc-one");
+	f = fopen(path, "w");
+	fputs("ClusterNameX=no\nClusterName=\n", f);
+	fclose(f);
+	assert_int_equal(cbb_slurm_cluster_name(got, sizeof(got), name,
+						sizeof(name)), -1);
+	unsetenv("SLURM_CONF");
+	unlink(path);
+	rmdir(dir);
 }
 
 static void test_full(void **state)
@@ -116,6 +182,13 @@ static const struct {
 	{ "SwitchController=grpc", "t.conf line 1: SwitchController: 'grpc' is neither none nor http; e.g. SwitchController=none" },
 	{ "SessionDelivery=mail", "t.conf line 1: SessionDelivery: 'mail' is neither env nor file; e.g. SessionDelivery=env" },
 	{ "SessionDir=run/cbb", "t.conf line 1: SessionDir: 'run/cbb' is not an absolute path; e.g. SessionDir=/run/conduit_bb" },
+	{ "StartVisibleGrace=0", "t.conf line 1: StartVisibleGrace: '0' is not a whole number from 1 to 86400; e.g. StartVisibleGrace=60" },
+	{ "StageOutDownGrace=-1", "t.conf line 1: StageOutDownGrace: '-1' is not a whole number from 0 to 86400; e.g. StageOutDownGrace=3600" },
+	{ "MaxReplyBytes=1000", "t.conf line 1: MaxReplyBytes: '1000' is not a whole number from 65536 to 1073741824; e.g. MaxReplyBytes=16777216" },
+	{ "SwitchEnvNames=SLURM_*", "t.conf line 1: SwitchEnvNames: 'SLURM_*' would let a controller set Slurm's own variables; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "SwitchEnvNames=LD PRELOAD", "t.conf line 1: SwitchEnvNames: 'LD PRELOAD' is not a variable name or NAME_PREFIX*; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "SwitchEnvNames=A,", "t.conf line 1: SwitchEnvNames: trailing ','; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "Squeue=bin/squeue", "t.conf line 1: Squeue: 'bin/squeue' must be an absolute path or a bare command name; e.g. Squeue=/usr/bin/squeue" },
 };
 
 static void test_bad(void **state)
@@ -197,6 +270,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_new_keys),
+		cmocka_unit_test(test_slurm_cluster_name),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_locate),
 		cmocka_unit_test(test_load),

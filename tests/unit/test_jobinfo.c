@@ -11,10 +11,11 @@ static cbb_jobinfo_t sample(void)
 	cbb_jobinfo_t ji;
 
 	memset(&ji, 0, sizeof(ji));
-	ji.v = 1;
+	ji.v = 2;
 	ji.job_id = 42;
 	strcpy(ji.cluster, "hpc");
 	strcpy(ji.user, "alice");
+	ji.uid = 2001;
 	strcpy(ji.session, "static-hpc-42");
 	strcpy(ji.pool, "a100");
 	ji.gpus = 2;
@@ -34,11 +35,37 @@ static void test_canonical(void **state)
 	(void)state;
 	cbb_buf_init(&b, 0);
 	assert_int_equal(cbb_jobinfo_canonical(&ji, &b), 0);
-	assert_string_equal(b.data, "conduit-bb jobinfo\nv=1\njob_id=42\ncluster=hpc\n"
-			    "user=alice\nsession=static-hpc-42\npool=a100\ngpus=2\n"
-			    "vram_mib=8192\nendpoint=fabric:8080\nvlans=101,102\n"
-			    "directives=\ntoken=\nenv=");
+	assert_string_equal(b.data, "conduit-bb jobinfo\nv:1:2\njob_id:2:42\n"
+			    "cluster:3:hpc\nuser:5:alice\nuid:4:2001\n"
+			    "session:13:static-hpc-42\npool:4:a100\ngpus:1:2\n"
+			    "vram_mib:4:8192\nendpoint:11:fabric:8080\n"
+			    "vlans:7:101,102\ndirectives:0:\ntoken:0:\nenv:0:\n");
 	cbb_buf_free(&b);
+}
+
+/* No value can pass for another field: lengths make the text exact. */
+static void test_canonical_unambiguous(void **state)
+{
+	uint8_t k[CBB_MAC_KEY_LEN];
+	cbb_jobinfo_t a = sample(), b = sample();
+
+	(void)state;
+	memset(k, 7, sizeof(k));
+	/* v1 wrote "endpoint=E\nvlans=..." and "env=..." without escaping:
+	 * a newline moved from one field into the next signed the same */
+	strcpy(a.endpoint, "fabric:8080\nvlans:7:101,102");
+	a.n_vlans = 0;
+	strcpy(b.endpoint, "fabric:8080");
+	assert_int_equal(cbb_jobinfo_sign(&a, k), 0);
+	assert_int_equal(cbb_jobinfo_sign(&b, k), 0);
+	assert_string_not_equal(a.mac, b.mac);
+	a = sample();
+	b = sample();
+	strcpy(a.token, "t\nenv:0:");
+	strcpy(b.token, "t");
+	assert_int_equal(cbb_jobinfo_sign(&a, k), 0);
+	assert_int_equal(cbb_jobinfo_sign(&b, k), 0);
+	assert_string_not_equal(a.mac, b.mac);
 }
 
 static void test_sign_verify(void **state)
@@ -122,27 +149,36 @@ static void test_seal(void **state)
 	chmod(key1, 0600);
 	chmod(key2, 0600);
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_seal(key1, 42, "hpc", "s3cr3t-token", sealed,
-				  sizeof(sealed), &err), 0);
+	assert_int_equal(cbb_seal(key1, 42, "hpc", "sess-1", "s3cr3t-token",
+				  sealed, sizeof(sealed), &err), 0);
 	assert_null(strstr(sealed, "s3cr3t"));
-	assert_int_equal(cbb_unseal(key1, 42, "hpc", sealed, out, sizeof(out), &err), 0);
+	assert_int_equal(cbb_unseal(key1, 42, "hpc", "sess-1", sealed, out,
+				    sizeof(out), &err), 0);
 	assert_string_equal(out, "s3cr3t-token");
 	/* a fresh nonce every time */
-	assert_int_equal(cbb_seal(key1, 42, "hpc", "s3cr3t-token", sealed2,
-				  sizeof(sealed2), &err), 0);
+	assert_int_equal(cbb_seal(key1, 42, "hpc", "sess-1", "s3cr3t-token",
+				  sealed2, sizeof(sealed2), &err), 0);
 	assert_string_not_equal(sealed, sealed2);
-	/* another job, cluster or key, or one changed byte: refused */
-	assert_int_equal(cbb_unseal(key1, 43, "hpc", sealed, out, sizeof(out), &err), -1);
+	/* another job, cluster, session or key, or one changed byte: refused */
+	assert_int_equal(cbb_unseal(key1, 43, "hpc", "sess-1", sealed, out,
+				    sizeof(out), &err), -1);
 	assert_non_null(strstr(err.msg, "does not open"));
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_unseal(key1, 42, "other", sealed, out, sizeof(out), &err), -1);
+	assert_int_equal(cbb_unseal(key1, 42, "other", "sess-1", sealed, out,
+				    sizeof(out), &err), -1);
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_unseal(key2, 42, "hpc", sealed, out, sizeof(out), &err), -1);
+	assert_int_equal(cbb_unseal(key1, 42, "hpc", "sess-2", sealed, out,
+				    sizeof(out), &err), -1);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_unseal(key2, 42, "hpc", "sess-1", sealed, out,
+				    sizeof(out), &err), -1);
 	cbb_err_clear(&err);
 	sealed[10] = sealed[10] == 'A' ? 'B' : 'A';
-	assert_int_equal(cbb_unseal(key1, 42, "hpc", sealed, out, sizeof(out), &err), -1);
+	assert_int_equal(cbb_unseal(key1, 42, "hpc", "sess-1", sealed, out,
+				    sizeof(out), &err), -1);
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_unseal(key1, 42, "hpc", "not base64!", out, sizeof(out), &err), -1);
+	assert_int_equal(cbb_unseal(key1, 42, "hpc", "sess-1", "not base64!",
+				    out, sizeof(out), &err), -1);
 	assert_string_equal(err.msg, "sealed token is malformed");
 	unlink(key1);
 	unlink(key2);
@@ -153,6 +189,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_canonical),
+		cmocka_unit_test(test_canonical_unambiguous),
 		cmocka_unit_test(test_sign_verify),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_seal),

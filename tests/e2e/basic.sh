@@ -1,0 +1,125 @@
+# basic.sh - staging as a user sees it (sourced by run.sh): files and
+# directories in and out, bbstat, a refused directive, failures that hold
+# the job with the line, scancel during stage-in.
+
+# ---- 1. stage-in and stage-out of files and directories ---------------------
+write_job stage.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/home/alice/jobs/stage-%j.out
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/a-%j.txt
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/set-%j
+#CONDUIT_PRE cp /data/in/a.txt /data/in/b.txt /home/alice/jobs/multi/
+#CONDUIT_PRE cp '/data/in/with space.txt' "/home/alice/jobs/with space-%j.txt"
+#CONDUIT_PRE mv /data/mv/m.txt /home/alice/jobs/m-%j.txt
+#CONDUIT_POST cp -r /home/alice/jobs/results-%j /data/out/results-%j
+#CONDUIT_POST mv /home/alice/jobs/summary-%j.txt /data/out/summary-%j.txt
+j=$SLURM_JOB_ID
+cd /home/alice/jobs
+if [ "$(cat a-$j.txt set-$j/sub/c.txt multi/b.txt "with space-$j.txt" m-$j.txt)" = \
+     "$(printf 'alpha\ncharlie\nbravo\nspaced\nmike')" ]; then echo "saw-inputs: yes"; fi
+mkdir -p results-$j && echo "result of $j" > results-$j/r.txt
+echo "summary of $j" > summary-$j.txt
+env | grep '^CONDUIT_BB_' | sort
+JOB
+faults '{"delay_ms": {"DATA_TRANSFERRING": 1500}}'
+J=$(submit stage.sh)
+expect "sbatch accepts a job with 5 stage-in and 2 stage-out directives" [ -n "$J" ]
+expect "squeue shows BurstBufferStageIn while staging in" wait_for 20 reason_has "$J" BurstBufferStageIn
+expect "scontrol shows BurstBufferState=staging-in" wait_for 10 sh -c "[ \"\$(chroot $R scontrol show job $J | grep -o 'BurstBufferState=[a-z-]*')\" = BurstBufferState=staging-in ]"
+expect "the job runs only after stage-in" wait_for 60 sh -c "chroot $R scontrol show job -o $J | grep -qE 'JobState=(RUNNING|COMPLETING|STAGE_OUT|COMPLETED)'"
+expect "the job saw every staged input" wait_for 30 grep -q 'saw-inputs: yes' "$R$JOBS/stage-$J.out"
+expect "squeue shows stage-out in progress" wait_for 30 reason_has "$J" "Stage-out in progress"
+expect "while staging out, the moved summary is not at its destination yet" gone /data/out/summary-$J.txt
+expect "the job is COMPLETED after stage-out" wait_for 60 state_is "$J" COMPLETED
+expect "stage-out finished before COMPLETED: outputs are in place" \
+	file_is /data/out/summary-$J.txt "summary of $J"
+expect "cp of a file, %j in the destination" file_is "$JOBS/a-$J.txt" alpha
+expect "cp -r of a directory" file_is "$JOBS/set-$J/sub/c.txt" charlie
+expect "cp of two sources into a directory" file_is "$JOBS/multi/b.txt" bravo
+expect "quoted paths with spaces" file_is "$JOBS/with space-$J.txt" spaced
+expect "mv moved (the source is gone)" sh -c "[ -f '$R$JOBS/m-$J.txt' ] && [ ! -e '$R/data/mv/m.txt' ]"
+expect "stage-out cp -r and mv landed" sh -c "[ -f '$R/data/out/results-$J/r.txt' ] && [ ! -e '$R$JOBS/summary-$J.txt' ]"
+expect "files belong to the job's user" owned_by_alice "/data/out/results-$J/r.txt"
+expect "each directive was started exactly once (server RPC log)" [ "$(starts_for "$J")" = 7 ]
+expect "the job environment has CONDUIT_BB_STAGE_IN_COUNT=5" grep -qx 'CONDUIT_BB_STAGE_IN_COUNT=5' "$R$JOBS/stage-$J.out"
+expect "the job environment has CONDUIT_BB_KEY" grep -qx "CONDUIT_BB_KEY=SLURMJOB:$J,CLUSTER:conduit,RESTART:0," "$R$JOBS/stage-$J.out"
+expect "CONDUIT_BB_STAGE_OUT lists the stage-out directives as JSON" \
+	grep -q "^CONDUIT_BB_STAGE_OUT=\[{\"line\":8,\"action\":\"cp\",\"recursive\":true" "$R$JOBS/stage-$J.out"
+faults '{}'
+
+# ---- 2. bbstat: scoping and JSON --------------------------------------------
+bbstat() { # bbstat USER args...
+	u=$1
+	shift
+	if [ "$u" = root ]; then in_root scontrol show bbstat "$@"; else as_user "$u" scontrol show bbstat "$@"; fi
+}
+expect "bbstat as the job's user: a row per directive, all FINALIZED" \
+	sh -c "[ \"\$(chroot --userspec=alice:alice $R scontrol show bbstat conduit $J | grep -c TRANSFER_FINALIZED)\" = 7 ]"
+expect "bbstat as another user shows nothing" \
+	sh -c "chroot --userspec=bob:bob $R scontrol show bbstat conduit $J | grep -qx 'No Conduit transfers found for Slurm job $J'"
+expect "bbstat as root sees the job's transfers" \
+	sh -c "chroot $R scontrol show bbstat conduit $J | grep -q '^in   7 '"
+json_ok() { as_user alice scontrol show bbstat conduit "$J" json | grep -qF "{\"job_id\":$J,\"restart\":0,\"transfers\":["; }
+expect "bbstat ... json for tools" json_ok
+expect "bbstat with bad arguments prints usage" \
+	sh -c "chroot $R scontrol show bbstat conduit | grep -q '^usage: scontrol show bbstat conduit JOBID'"
+
+# ---- 3. a bad directive is refused by sbatch, with the same message as check -
+write_job bad.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/ok.txt
+#CONDUIT_PRE cp --user=root /data/in/b.txt /home/alice/jobs/b.txt
+true
+JOB
+msg="line 4: #CONDUIT_PRE: option '--user=root' is not allowed: the job's user comes from Slurm"
+expect "sbatch refuses a bad directive" sh -c "! chroot --userspec=alice:alice $R env HOME=/home/alice sbatch --chdir=$JOBS $JOBS/bad.sh 2>$R/tmp/bad.err"
+expect "sbatch prints the one-line reason" grep -qxF "sbatch: error: burst_buffer/lua: $msg" "$R/tmp/bad.err"
+expect "conduit-bb check prints the same message" \
+	sh -c "chroot --userspec=alice:alice $R /usr/local/bin/conduit-bb check $JOBS/bad.sh | grep -qF \"$msg\""
+
+# ---- 4. failures are held with a reason naming the line ----------------------
+write_job missing.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/nope.txt /home/alice/jobs/nope.txt
+true
+JOB
+J2=$(submit missing.sh)
+expect "a missing source holds the job with the line and Conduit's error" \
+	wait_for 40 hook_reason "$J2" slurm_bb_test_data_in "line 3: stage-in cp failed: ERROR_VALIDATION: failed to get source[/data/in/nope.txt]"
+expect "the held job has priority 0" sh -c "[ \"\$(chroot $R squeue -h -j $J2 -o %Q)\" = 0 ]"
+expect "SystemComment records the failure" \
+	sh -c "chroot $R scontrol show job $J2 | grep -F 'SystemComment=' | grep -qF 'stage-in cp failed: ERROR_VALIDATION'"
+in_root scancel "$J2"
+write_job badout.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_POST cp /home/alice/jobs/never-written.txt /data/out/never.txt
+true
+JOB
+J3=$(submit badout.sh)
+expect "a failed stage-out is reported on the job" \
+	wait_for 60 hook_reason_ctl "$J3" slurm_bb_test_data_out "line 3: stage-out cp failed: ERROR_VALIDATION"
+
+# ---- 5. scancel during stage-in aborts the transfers -------------------------
+write_job slow.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/slow1.txt
+#CONDUIT_PRE cp /data/in/b.txt /home/alice/jobs/slow2.txt
+true
+JOB
+faults '{"delay_ms": {"DATA_TRANSFERRING": 60000}}'
+s0=$(stops)
+J4=$(submit slow.sh)
+wait_starts "$J4" 2 30
+wait_for 20 sh -c "grep -q TRANSFER_DATA_TRANSFERRING <<EOT
+\$(chroot $R scontrol show bbstat conduit $J4)
+EOT" || true
+in_root scancel "$J4"
+expect "scancel: the job is cancelled" wait_for 20 state_is "$J4" CANCELLED
+expect "scancel during stage-in aborts the transfers (StopTransfer)" wait_for 30 sh -c "[ \$(grep -c '\"method\": \"StopTransfer\"' $R$SRV/rpc.log) -ge $((s0 + 2)) ]"
+expect "no transfer of the cancelled job is left active at the server" wait_for 15 none_active "$J4"
+faults '{}'
+

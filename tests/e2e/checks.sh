@@ -1,0 +1,68 @@
+# checks.sh - what the end-to-end scenarios share (sourced by run.sh after
+# lib.sh): counting checks, submitting as alice, and reading what Slurm,
+# the Conduit test server and StateDir say.  Every check line names the
+# Slurm it ran on: "ok - [24.11] ...".
+pass=${pass:-0}
+fail=${fail:-0}
+LABEL=${LABEL:-?}
+
+ok() { pass=$((pass + 1)); echo "ok - [$LABEL] $*"; }
+bad() { fail=$((fail + 1)); echo "not ok - [$LABEL] $*"; }
+expect() { # expect "what" command... : a check
+	what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+note() { echo "# [$LABEL] $*"; }
+
+submit() { # submit SCRIPT-NAME [sbatch options...] -> job id (as alice)
+	script=$1
+	shift
+	as_user alice sbatch --parsable --chdir=$JOBS "$@" "$JOBS/$script" 2>"$R/tmp/sbatch.err"
+}
+# A job's field from `scontrol show job`, for fields after any user text
+# this suite sets (never JobName-dependent).
+field() { in_root scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | tail -1; }
+# The state word of one job (its own row: `-j` of an array lists tasks).
+state_of() { in_root squeue -h -t all -j "$1" -o '%A %T' 2>/dev/null | awk -v j="$1" '$1 == j { print $2 }'; }
+state_is() { [ "$(state_of "$1")" = "$2" ]; }
+reason_has() { in_root squeue -h -t all -j "$1" -o '%A|%r' 2>/dev/null | grep "^$1|" | grep -qF -- "$2"; }
+faults() { printf '%s\n' "$1" > "$R$SRV/faults.json"; }
+starts_for() { grep '"method": "StartTransfer"' "$R$SRV/rpc.log" | grep -c "SLURMJOB:$1,"; }
+starts_of() { grep '"method": "StartTransfer"' "$R$SRV/rpc.log" | grep -c -- "$1"; }
+stops() { grep -c '"method": "StopTransfer"' "$R$SRV/rpc.log"; }
+rpc_has() { grep -q -- "$1" "$R$SRV/rpc.log"; }
+transfers_of() { # state:active:type of a job's transfers, from the server's state
+	in_root /usr/bin/python3 -c "
+import json,sys
+st=json.load(open('$SRV/state.json'))
+print(' '.join(sorted('%s:%s:%s' % (t['state'], int(t['active']), t['comment'].split(',')[-2]) for t in st.values() if t['comment'].startswith('SLURMJOB:$1,') and not t['validationOnly'])))"
+}
+none_active() { ! transfers_of "$1" | grep -q ':1:'; }
+file_is() { [ -f "$R$1" ] && [ "$(cat "$R$1")" = "$2" ]; }
+owned_by_alice() { [ "$(stat -c %u "$R$1")" = 2001 ]; }
+gone() { [ ! -e "$R$1" ]; }
+write_job() { # write_job NAME < script
+	cat > "$R$JOBS/$1"
+	chown 2001:2001 "$R$JOBS/$1"
+}
+# StateDir files of a job (conduit_bb keeps a few while the job lives).
+state_files() { ls "$R/var/spool/conduit_bb" 2>/dev/null | grep -E "^conduit\\.$1\\." ; }
+no_state_files() { [ -z "$(state_files "$1")" ]; }
+# Wait until the server has seen N StartTransfer for a job.
+wait_starts() { # wait_starts JOB N SECONDS
+	wait_for "$3" sh -c "[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c SLURMJOB:$1,) -ge $2 ]"
+}
+# A held job's reason: Slurm's words around a hook's message differ by
+# version ("slurm_bb_test_data_in: MSG" in 24.11, "JobHeldAdmin:
+# slurm_bb_test_data_in failed: MSG" from 25.05); conduit_bb's are exact.
+hook_reason() { # hook_reason JOB HOOK MSG
+	in_root squeue -h -t all -j "$1" -o '%A|%r' 2>/dev/null | grep "^$1|" |
+		grep -qF -e "$2: $3" -e "$2 failed: $3"
+}
+# The same in `scontrol show job`, whose Reason= has '_' for ' '.
+hook_reason_ctl() { # hook_reason_ctl JOB HOOK MSG
+	r=$(printf '%s' "$3" | tr ' ' _)
+	in_root scontrol show job -o "$1" 2>/dev/null |
+		grep -qF -e "$2:_$r" -e "$2_failed:_$r"
+}

@@ -1,0 +1,99 @@
+# restarts.sh - slurmctld restarts during stage-in and stage-out, a
+# requeue, and the Conduit server going down during stage-in (sourced by
+# run.sh).
+
+# ---- 6. one slurmctld restart during a stage-in and a stage-out --------------
+# The stage-in job's name looks like scontrol output: nothing may read it
+# as the job's state (teardown asks Slurm with hurry after the restart).
+write_job restart-in.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/rin-%j-1.txt
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/rin-%j-set
+true
+JOB
+write_job restart-out.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_POST cp /home/alice/jobs/rout-%j.txt /data/out/rout-%j.txt
+echo "out of $SLURM_JOB_ID" > /home/alice/jobs/rout-$SLURM_JOB_ID.txt
+JOB
+faults '{"delay_ms": {"DATA_TRANSFERRING": 8000}}'
+s0=$(stops)
+J6=$(submit restart-out.sh)
+expect "sbatch accepts the stage-out job" [ -n "$J6" ]
+J5=$(submit restart-in.sh --job-name='x JobState=COMPLETED Invalid job id')
+wait_starts "$J6" 1 60
+wait_starts "$J5" 2 30
+sh "$E2E/cluster.sh" restart-slurmctld
+faults '{}'
+expect "slurmctld restart during stage-in: the job (named 'x JobState=COMPLETED Invalid job id') completes" \
+	wait_for 150 state_is "$J5" COMPLETED
+expect "... each stage-in directive transferred exactly once" [ "$(starts_for "$J5")" = 2 ]
+expect "... and nothing was aborted" [ "$(stops)" = "$s0" ]
+expect "... and the data is there" file_is "$JOBS/rin-$J5-set/sub/c.txt" charlie
+expect "slurmctld restart during stage-out: the job still completes" wait_for 150 state_is "$J6" COMPLETED
+expect "... the stage-out directive transferred exactly once" [ "$(starts_for "$J6")" = 1 ]
+expect "... and its output landed" file_is "/data/out/rout-$J6.txt" "out of $J6"
+
+# ---- 7. requeue: inputs are not staged twice; every attempt stages out ------
+write_job requeue.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#SBATCH --requeue
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/rq-%j-set
+#CONDUIT_PRE cp --every-attempt /data/in/a.txt /home/alice/jobs/rq-%j-every.txt
+#CONDUIT_POST cp /home/alice/jobs/rq-%j-out.txt /data/out/rq-%j-out.txt
+echo "attempt ${SLURM_RESTART_COUNT:-0}" > /home/alice/jobs/rq-$SLURM_JOB_ID-out.txt
+ls /home/alice/jobs/rq-$SLURM_JOB_ID-set > /home/alice/jobs/rq-$SLURM_JOB_ID-ls.txt
+sleep 4
+JOB
+J7=$(submit requeue.sh)
+expect "requeue: the job runs" wait_for 60 state_is "$J7" RUNNING
+sleep 1
+in_root scontrol requeue "$J7"
+# Slurm holds a requeued job back for about two minutes; skip that wait
+wait_for 20 state_is "$J7" PENDING
+in_root scontrol update JobId="$J7" StartTime=now
+expect "requeue: the job completes" wait_for 150 state_is "$J7" COMPLETED
+expect "requeue: a finished stage-in is not repeated (cp -r not nested)" \
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:1,")" = 0 ]
+expect "requeue: ... the job saw the tree as staged, not nested in itself" \
+	file_is "$JOBS/rq-$J7-ls.txt" "sub"
+expect "requeue: --every-attempt stages in again" \
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,")" = 1 ]
+expect "requeue: the interrupted attempt staged out once, as attempt 0" \
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:0,SLURMINDEX:3,")" = 1 ]
+expect "requeue: the final attempt staged out once, as attempt 1" \
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,")" = 1 ]
+expect "requeue: the final attempt's outputs are what arrived" \
+	file_is "/data/out/rq-$J7-out.txt" "attempt 1"
+expect "requeue: bbstat shows each attempt's rows" sh -c \
+	"chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +0 +TRANSFER_FINALIZED' &&
+	 chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +1 +TRANSFER_FINALIZED'"
+expect "requeue: no failure reason on the completed job" sh -c "! chroot $R squeue -h -t all -j $J7 -o %r | grep -q slurm_bb"
+
+# ---- 8. the Conduit server goes down during stage-in -------------------------
+write_job down.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/down-%j.txt
+true
+JOB
+faults '{"delay_ms": {"DATA_TRANSFERRING": 1000}}'
+J8=$(submit down.sh)
+wait_starts "$J8" 1 30
+sh "$E2E/cluster.sh" stop-conduit
+sleep 3
+sh "$E2E/cluster.sh" start-conduit
+faults '{}'
+expect "server down for less than ServerDownGrace: the job completes" wait_for 60 state_is "$J8" COMPLETED
+
+J9=$(submit down.sh)
+wait_starts "$J9" 1 30
+sh "$E2E/cluster.sh" stop-conduit
+expect "server down longer than ServerDownGrace: held with a clear reason" \
+	wait_for 40 reason_has "$J9" "conduit: server unreachable for"
+sh "$E2E/cluster.sh" start-conduit
+in_root scancel "$J9"
+

@@ -1,0 +1,164 @@
+-- harness.lua - what the staging specs share: a host that loads
+-- conduit_bb fresh for every call (as Slurm does), the Conduit test server
+-- (tests/conduit/server.py, started by tests/run-checks.sh) with its fault
+-- knobs and RPC log, a fake squeue, jobs with Slurm's job_info.  Needs
+-- CBB_MODULE_DIR, CBB_SERVER_DIR, CONDUIT_BB_CONF and FAKE_SQUEUE_DIR.
+local H = {}
+local module_dir = assert(os.getenv("CBB_MODULE_DIR"))
+local sdir = assert(os.getenv("CBB_SERVER_DIR"))
+local conf_path = assert(os.getenv("CONDUIT_BB_CONF"))
+package.cpath = module_dir .. "/?.so;" .. package.cpath
+
+local function sh(cmd)
+  local ok = os.execute(cmd)
+  return ok == true or ok == 0
+end
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+local function spit(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local port = assert(slurp(sdir .. "/port")):match("%d+")
+local pki = sdir .. "/pki"
+local work = os.tmpname()
+os.remove(work)
+assert(sh("mkdir -p " .. work .. " && chmod 0777 " .. work))
+local statedir = work .. "/state"
+local jobstates = assert(os.getenv("FAKE_SQUEUE_DIR"))
+assert(sh("mkdir -p " .. jobstates))
+
+local base = {
+  { "ConduitServer", "127.0.0.1:" .. port },
+  { "ServerName", "localhost" },
+  { "CACert", pki .. "/ca.crt" },
+  { "ClientCert", pki .. "/service.crt" },
+  { "ClientKey", pki .. "/service.key" },
+  { "RequestTimeout", "3" },
+  { "StateDir", statedir },
+  { "ServerDownGrace", "2" },
+  { "StartVisibleGrace", "10" },
+  { "Squeue", os.getenv("PWD") .. "/tests/conduit/fake-squeue" },
+}
+
+-- Write conduit_bb.conf: the base settings, with `over` replacing or adding keys.
+local function conf(over)
+  over = over or {}
+  local lines, used = {}, {}
+  for _, kv in ipairs(base) do
+    local v = over[kv[1]]
+    if v == nil then v = kv[2] end
+    used[kv[1]] = true
+    lines[#lines + 1] = kv[1] .. "=" .. v
+  end
+  for k, v in pairs(over) do
+    if not used[k] then lines[#lines + 1] = k .. "=" .. v end
+  end
+  spit(conf_path, table.concat(lines, "\n") .. "\n")
+end
+local function faults(json) spit(sdir .. "/faults.json", json or "{}") end
+
+-- ---- the host: slurm table, fresh module per call ---------------------
+local logged
+local function fresh()
+  logged = {}
+  _G.slurm = {
+    SUCCESS = 0, ERROR = -1, SLURM_BB_BUSY = "BUSY", CLUSTER_NAME = "testcluster",
+    log = function(l, m) logged[#logged + 1] = { level = l, msg = m } end,
+    error = function(m) logged[#logged + 1] = { level = -1, msg = m } end,
+  }
+  package.loaded.conduit_bb = nil
+  return require("conduit_bb")
+end
+
+local function job_info(t)
+  return setmetatable({}, { __index = function(_, k) return t[k] end })
+end
+
+-- Job ids unique per run: the server keeps its transfers across runs.
+local next_job = tonumber(os.getenv("CBB_JOB_BASE") or "") or (os.time() % 100000) * 1000
+-- Each spec file gets its own range of ids (busted reloads this module).
+function H.ids_from(offset) next_job = next_job + offset end
+-- What Slurm's job_info holds for a job at a stage; `over` replaces fields.
+local function info_of(job, over)
+  local t = { job_id = tonumber(job.id), user_id = 61001, work_dir = work,
+              restart_cnt = 0, cluster = "testcluster", submit_time = job.submit,
+              job_state = 0, burst_buffer_state = "staging-in" }
+  for k, v in pairs(over or {}) do t[k] = v end
+  return job_info(t)
+end
+local function new_job(directives, opts)
+  opts = opts or {}
+  next_job = next_job + 1
+  local id = next_job
+  local script = work .. "/job" .. id .. ".sh"
+  spit(script, "#!/bin/bash\n#SBATCH -N 1\n" .. table.concat(directives, "\n") .. "\nsrun true\n")
+  -- what squeue says: a staging job is pending
+  spit(jobstates .. "/" .. id, opts.state or "PENDING")
+  local job = { id = tostring(id), script = script, uid = opts.uid or "61001",
+                submit = os.time() }
+  job.info = info_of(job, { restart_cnt = opts.restart or 0 })
+  return job
+end
+
+-- ---- the server's RPC log ---------------------------------------------
+local function rpc_mark() return #(slurp(sdir .. "/rpc.log") or "") end
+local function rpcs_since(mark, method)
+  local log = (slurp(sdir .. "/rpc.log") or ""):sub(mark + 1)
+  local n = 0
+  for line in log:gmatch("[^\n]+") do
+    if line:find('"method": "' .. method .. '"', 1, true) then n = n + 1 end
+  end
+  return n
+end
+
+local function sleep(s) sh("sleep " .. s) end
+
+-- Poll test_data_* like Slurm does until it stops saying BUSY.
+local function poll(hook, job, limit)
+  local t0 = os.time()
+  while true do
+    fresh()
+    local rc, msg = _G[hook](job.id, job.script, job.uid, job.uid, job.info)
+    if not (rc == 0 and msg == "BUSY") then return rc, msg end
+    if os.time() - t0 > (limit or 20) then return nil, "still busy" end
+    sleep(0.1)
+  end
+end
+
+local function owner(path)
+  local p = io.popen("stat -c %u " .. path)
+  local u = p:read("*l")
+  p:close()
+  return u
+end
+
+local function make_file(path, text)
+  spit(path, text)
+  assert(sh("chmod 0644 " .. path))
+end
+
+
+-- Wall-clock milliseconds (os.clock is CPU time).
+function H.now_ms()
+  local p = io.popen("date +%s%3N")
+  local v = tonumber(p:read("*l"))
+  p:close()
+  return v
+end
+
+H.sh, H.slurp, H.spit, H.conf, H.faults, H.fresh = sh, slurp, spit, conf, faults, fresh
+H.job_info, H.info_of, H.new_job, H.rpc_mark, H.rpcs_since = job_info, info_of, new_job, rpc_mark, rpcs_since
+H.sleep, H.poll, H.owner, H.make_file = sleep, poll, owner, make_file
+H.sdir, H.port, H.pki, H.work, H.statedir, H.jobstates = sdir, port, pki, work, statedir, jobstates
+function H.logged() return logged end
+return H

@@ -1,0 +1,181 @@
+/*
+ * test_grpc.c - one time budget per connection, against servers that
+ * never answer: one that accepts TCP and never reads, one that reads
+ * what it is sent (the TLS hello, the request) and never answers.  The
+ * whole call, retries included, ends within the budget, and the message
+ * gives the real elapsed time.
+ */
+#include "cmocka_all.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conduit.h"
+
+typedef struct {
+	int lfd;
+	int port;
+	int reads; /* read what arrives (1) or never read (0) */
+	volatile int stop;
+} silent_t;
+
+static void *serve(void *arg)
+{
+	silent_t *s = arg;
+	int fds[16], n = 0, i;
+
+	while (!s->stop && n < 16) {
+		struct timeval tv = { 0, 100000 };
+		fd_set rd;
+
+		FD_ZERO(&rd);
+		FD_SET(s->lfd, &rd);
+		for (i = 0; i < n; i++)
+			if (fds[i] >= 0)
+				FD_SET(fds[i], &rd);
+		if (select(FD_SETSIZE, &rd, NULL, NULL, &tv) <= 0)
+			continue;
+		if (FD_ISSET(s->lfd, &rd))
+			fds[n++] = accept(s->lfd, NULL, NULL);
+		for (i = 0; s->reads && i < n; i++) {
+			char buf[4096];
+
+			if (fds[i] >= 0 && FD_ISSET(fds[i], &rd) &&
+			    read(fds[i], buf, sizeof(buf)) <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+			}
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return NULL;
+}
+
+static int listen_any(int *port)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* One Query against a silent server with a 1000 ms budget. */
+static void query_silent(int reads)
+{
+	silent_t s = { 0, 0, reads, 0 };
+	pthread_t th;
+	cbb_config_t cfg;
+	cbb_grpc_t g;
+	cbb_transfers_t t;
+	cbb_err_t err;
+	bool transport;
+	long t0, took;
+	char host[32];
+
+	s.lfd = listen_any(&s.port);
+	assert_int_equal(pthread_create(&th, NULL, serve, &s), 0);
+	cbb_config_defaults(&cfg);
+	snprintf(host, sizeof(host), "127.0.0.1");
+	cfg.server_host = strdup(host);
+	cfg.server_port = (unsigned)s.port;
+	cfg.request_timeout_ms = 60000; /* the budget below wins */
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_grpc_open(&g, &cfg, 1000, &err), 0);
+	t0 = now_ms();
+	assert_int_equal(cbb_conduit_query(&g, "1000", "^x", &t, &transport,
+					   &err), -1);
+	took = now_ms() - t0;
+	assert_true(transport);
+	/* the whole call, retry included, ends with the budget */
+	assert_in_range(took, 950, 1200);
+	assert_non_null(strstr(err.msg, "conduit: Query timed out after "));
+	assert_non_null(strstr(err.msg, " ms (budget 1000 ms)"));
+	{
+		unsigned said = (unsigned)atoi(strstr(err.msg, "after ") + 6);
+
+		assert_in_range(said, 950, 1200); /* the real elapsed time */
+	}
+	/* nothing left: a later call is not even sent */
+	cbb_err_clear(&err);
+	t0 = now_ms();
+	assert_int_equal(cbb_conduit_query(&g, "1000", "^x", &t, &transport,
+					   &err), -1);
+	assert_true(now_ms() - t0 < 50);
+	assert_non_null(strstr(err.msg, "not sent: the 1000 ms budget was "
+			       "spent after"));
+	cbb_grpc_close(&g);
+	s.stop = 1;
+	pthread_join(th, NULL);
+	close(s.lfd);
+	cbb_config_free(&cfg);
+}
+
+static void test_silent_tcp_server(void **state)
+{
+	(void)state;
+	query_silent(0);
+}
+
+static void test_server_that_reads_and_stalls(void **state)
+{
+	(void)state;
+	query_silent(1);
+}
+
+/* A refused connection fails fast and is retried once, within budget. */
+static void test_refused_retries_once(void **state)
+{
+	cbb_config_t cfg;
+	cbb_grpc_t g;
+	cbb_transfers_t t;
+	cbb_err_t err;
+	bool transport;
+	int port, fd = listen_any(&port);
+
+	(void)state;
+	close(fd); /* nothing listens there now */
+	cbb_config_defaults(&cfg);
+	cfg.server_host = strdup("127.0.0.1");
+	cfg.server_port = (unsigned)port;
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_grpc_open(&g, &cfg, 2000, &err), 0);
+	assert_int_equal(cbb_conduit_query(&g, "1000", "^x", &t, &transport,
+					   &err), -1);
+	assert_true(transport);
+	assert_int_equal(g.calls, 2);
+	assert_non_null(strstr(err.msg, "refused"));
+	cbb_grpc_close(&g);
+	cbb_config_free(&cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_silent_tcp_server),
+		cmocka_unit_test(test_server_that_reads_and_stalls),
+		cmocka_unit_test(test_refused_retries_once),
+	};
+	return cmocka_run_group_tests_name("grpc", tests, NULL, NULL);
+}
