@@ -42,15 +42,22 @@ WARN   += -Werror
 endif
 OPT    ?= -O2 -g
 CFLAGS_BASE := -std=c99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' $(OPT) $(WARN) \
-               -fvisibility=hidden -fstack-protector-strong -Isrc -I$(GEN)
+               -fvisibility=hidden -fstack-protector-strong
 CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcrypto 2>/dev/null)
 
-CORE := err buf utf8 script symbols words path config readfile directive netreq
-CLI_ONLY :=
-# The Conduit client: protobuf-c messages generated from src/proto.
-CLIENT := grpc conduit key stage statefile jobstate status jobinfo controller \
-          sessionfile
-MOD  := luahost hooks_bb hooks_stage hooks_switch module
+# The parts (docs/architecture.md): core is shared, bb and switch are the
+# two halves, cli is `conduit-bb`; module.c joins the halves.
+CORE   := core/err core/buf core/utf8 core/readfile core/path core/config \
+          core/grpc
+BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
+          bb/stage bb/statefile bb/jobstate bb/status
+SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
+MOD    := core/luahost bb/hooks_bb bb/hooks_stage switch/hooks_switch module
+# conduit-bb checks scripts offline: no Lua, no network.
+CLI_SRC := core/err core/buf core/utf8 core/readfile core/path core/config \
+           bb/words bb/script bb/symbols bb/directive switch/netreq cli/check
+HDRS   := $(wildcard src/*/*.h)
+INC_ALL := -Isrc/core -Isrc/bb -Isrc/switch -I$(GEN)
 
 LB     := $(B)/lua$(LUA_VERSION)
 SO     := $(LB)/conduit_bb.so
@@ -60,34 +67,36 @@ CLI    := $(B)/conduit-bb
 all: $(SO) $(CLI)
 
 # ---- generated protobuf-c code -------------------------------------
-$(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h: src/proto/conduit.proto
+$(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h: src/bb/proto/conduit.proto
 	@mkdir -p $(GEN)
 	@echo "  PROTOC  $<"
-	@protoc-c -Isrc/proto --c_out=$(GEN) $<
+	@protoc-c -Isrc/bb/proto --c_out=$(GEN) $<
 
 # ---- the module ------------------------------------------------------
-$(LB)/%.o: src/%.c src/*.h $(GEN)/conduit.pb-c.h | $(LB)
+$(LB)/%.o: src/%.c $(HDRS) $(GEN)/conduit.pb-c.h
+	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	@$(CC) $(CFLAGS_BASE) -fPIC $(LUA_CFLAGS) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS_BASE) $(INC_ALL) -fPIC $(LUA_CFLAGS) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # generated code: same hiding, without our warning set
 $(LB)/conduit.pb-c.o: $(GEN)/conduit.pb-c.c | $(LB)
 	@echo "  CC      $@"
 	@$(CC) -std=c99 $(OPT) -fPIC -fvisibility=hidden -I$(GEN) $(DEP_CFLAGS) -c $< -o $@
 
-$(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(CLIENT) $(MOD)) conduit.pb-c.o) src/conduit_bb.map
+$(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(BB) $(SWITCH) $(MOD)) conduit.pb-c.o) src/conduit_bb.map
 	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--version-script=src/conduit_bb.map \
 	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(CLIENT_LIBS) -lpthread $(LDFLAGS)
 
 # ---- the command-line tool (no Lua) ----------------------------------
-$(B)/cli/%.o: src/%.c src/*.h | $(B)/cli
+$(B)/cli/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
 	@echo "  CC      $@"
-	@$(CC) $(CFLAGS_BASE) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS_BASE) $(INC_ALL) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CORE) $(CLI_ONLY) check))
+$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_SRC)))
 	$(CC) -o $@ $^ $(JANSSON_LIBS) $(LDFLAGS)
 
-$(B) $(LB) $(B)/cli:
+$(B) $(LB):
 	mkdir -p $@
 
 lua-all:

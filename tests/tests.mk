@@ -5,11 +5,12 @@
 T        := $(B)/test
 ASAN     := $(B)/asan
 UNITS    := words path symbols script config buf_err cases client netreq jobinfo grpc
-CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(CLI_ONLY))) \
-            $(addprefix src/,$(addsuffix .c,$(CLIENT))) $(GEN)/conduit.pb-c.c
+# Everything but the Lua glue, for unit tests linked without Lua.
+CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(BB) $(SWITCH))) \
+            $(GEN)/conduit.pb-c.c
 TEST_CFLAGS := -std=gnu99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' -g -O1 $(WARN) \
                -Wno-missing-prototypes -Wno-declaration-after-statement -Wno-cast-qual \
-               -Isrc -I$(GEN) $(CMOCKA_CFLAGS)
+               $(INC_ALL) $(CMOCKA_CFLAGS)
 TEST_LIBS := $(CMOCKA_LIBS) $(CLIENT_LIBS) -lpthread
 SAN      := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
             -fno-omit-frame-pointer
@@ -18,15 +19,15 @@ TEST_LUAS := 5.1 5.4
 $(T) $(ASAN) $(B)/fuzz:
 	mkdir -p $@
 
-$(T)/unit_%: tests/unit/test_%.c $(CORE_SRC) src/*.h tests/unit/cmocka_all.h | $(T)
+$(T)/unit_%: tests/unit/test_%.c $(CORE_SRC) $(HDRS) tests/unit/cmocka_all.h | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) $(TEST_CFLAGS) $< $(CORE_SRC) $(TEST_LIBS) -o $@
 
-$(ASAN)/unit_%: tests/unit/test_%.c $(CORE_SRC) src/*.h tests/unit/cmocka_all.h | $(ASAN)
+$(ASAN)/unit_%: tests/unit/test_%.c $(CORE_SRC) $(HDRS) tests/unit/cmocka_all.h | $(ASAN)
 	@echo "  ASAN-CC $@"
 	@$(CC) $(TEST_CFLAGS) $(SAN) $< $(CORE_SRC) $(TEST_LIBS) -o $@
 
-$(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) src/*.h | $(ASAN)
+$(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) $(HDRS) | $(ASAN)
 	@echo "  ASAN-CC $@"
 	@$(CC) $(TEST_CFLAGS) $(SAN) tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) -o $@
 
@@ -43,9 +44,9 @@ $(T)/test_switch: tests/switch/test_switch.c tests/switch/host.c tests/switch/ho
 	  $$($(PKG_CONFIG) --cflags --libs lua5.4) $(CMOCKA_LIBS) -o $@
 
 # libFuzzer needs clang; `make fuzz` runs it, `make check` replays the corpus.
-FUZZ_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(CLI_ONLY)))
-$(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_SRC) src/*.h | $(B)/fuzz
-	clang -std=gnu99 -D_GNU_SOURCE -g -O1 $(SAN) -fsanitize=fuzzer -Isrc \
+FUZZ_SRC := $(addprefix src/,$(addsuffix .c,$(filter-out cli/check,$(CLI_SRC))))
+$(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_SRC) $(HDRS) | $(B)/fuzz
+	clang -std=gnu99 -D_GNU_SOURCE -g -O1 $(SAN) -fsanitize=fuzzer $(INC_ALL) \
 	  tests/fuzz/fuzz_parse.c $(FUZZ_SRC) -o $@
 
 FUZZ_SECONDS ?= 60
@@ -56,14 +57,14 @@ fuzz: $(B)/fuzz/fuzz_parse
 	  -timeout=5 -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/work
 
 # Python messages for the Conduit test server, from the same proto.
-$(GEN)/py/conduit_pb2.py: src/proto/conduit.proto
+$(GEN)/py/conduit_pb2.py: src/bb/proto/conduit.proto
 	@mkdir -p $(GEN)/py
 	@echo "  PROTOC  $< (python)"
-	@protoc -Isrc/proto --python_out=$(GEN)/py --grpc_out=$(GEN)/py \
+	@protoc -Isrc/bb/proto --python_out=$(GEN)/py --grpc_out=$(GEN)/py \
 	  --plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $<
 
 # The module itself under ASan+UBSan, loaded by busted with libasan preloaded.
-$(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*.h) $(GEN)/conduit.pb-c.c
+$(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*/*.c $(HDRS)) $(GEN)/conduit.pb-c.c
 	@$(MAKE) --no-print-directory B=$(ASAN)/mod LUA_VERSION=5.4 GEN=$(GEN) \
 	  OPT="-O1 -g $(SAN)" LDFLAGS="$(SAN)" $@
 

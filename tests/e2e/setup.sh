@@ -72,9 +72,9 @@ mkdir -p "$R$E2E_SRC"
 mount_root
 in_root make -s -C "$E2E_SRC" LUA_VERSION=$LUA >/dev/null
 in_root make -s -C "$E2E_SRC" install LUA_VERSION=$LUA PREFIX=/usr/local >/dev/null
-in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/proto \
+in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/bb/proto \
 	--python_out=$E2E_SRC/build/gen/py --grpc_out=$E2E_SRC/build/gen/py \
-	--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $E2E_SRC/src/proto/conduit.proto"
+	--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $E2E_SRC/src/bb/proto/conduit.proto"
 umount_root
 
 # configs
