@@ -9,6 +9,7 @@
 #include "compat.h"
 #include "hooks_bb.h"
 #include "hooks_stage.h"
+#include "hooks_step.h"
 #include "hooks_switch.h"
 
 #ifndef CBB_VERSION
@@ -33,5 +34,6 @@ __attribute__((visibility("default"))) int luaopen_conduit_bb(lua_State *L)
 	cbb_register_bb_hooks(L);
 	cbb_register_stage_hooks(L);
 	cbb_register_switch_hooks(L);
+	cbb_register_step_hooks(L);
 	return 1;
 }

@@ -43,6 +43,10 @@ check() { # check "description" command...
 	fi
 }
 
+# --- the layout: core <- bb, core <- switch, never bb <-> switch -----------
+check "src/ includes point one way (core <- bb, core <- switch)" \
+	sh tests/layout-check.sh
+
 # --- the module: one exported symbol, no liblua, for every Lua ----------
 exports_only_luaopen() {
 	so=$B/lua$1/conduit_bb.so

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "luahost.h"
+#include "bbcall.h"
 #include "stage.h"
 #include "statefile.h"
 
@@ -27,18 +27,18 @@ static size_t count_stage(const cbb_plan_t *p, cbb_stage_t st)
  * all at once, within SubmitTimeout.  This runs in a slurmctld thread:
  * the deadline is hard, and running out of it accepts the job.
  */
-static int validate_remotely(cbb_call_t *c, cbb_err_t *err)
+static int validate_remotely(cbb_bbcall_t *c, cbb_err_t *err)
 {
 	cbb_job_ctx_t j;
 	cbb_err_t e;
 
 	cbb_err_clear(&e);
 	/* one budget for connect, TLS, every call and every retry */
-	if (cbb_grpc_open(&c->grpc, &c->cfg, c->cfg.submit_timeout_ms, &e) < 0) {
+	if (cbb_grpc_open(&c->grpc, &c->base.cfg, c->base.cfg.submit_timeout_ms, &e) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_INFO, e.msg);
 		return 0;
 	}
-	cbb_job_ctx_init(&j, &c->cfg, &c->grpc, c->cluster, c->job.job_id,
+	cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
 			 c->job.user_id);
 	j.log = cbb_call_queue_log;
 	j.log_ud = c;
@@ -56,31 +56,31 @@ static int l_job_process(lua_State *L)
 				   lua_tostring(L, 1) : NULL;
 	long uid = cbb_arg_id(L, 2);
 	cbb_parse_opts_t opts;
-	cbb_call_t *c;
+	cbb_bbcall_t *c;
 	cbb_err_t err;
 	int n;
 
 	cbb_err_clear(&err);
-	c = cbb_call_new(L);
+	c = cbb_bbcall_new(L);
 	if (!path || uid < 0) {
 		cbb_err(&err, "conduit_bb: job_process needs the job script "
 			"path and the job's uid");
 		goto fail;
 	}
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0) {
+	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0) {
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;
 	}
-	if (cbb_call_job(L, c, 4, (unsigned long)uid) < 0) {
+	if (cbb_bbcall_job(L, c, 4, (unsigned long)uid) < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
 		goto fail;
 	}
-	if (cbb_call_cluster(L, c, 4, &err) < 0 ||
-	    cbb_call_read_script(c, path, &err) < 0) {
+	if (cbb_call_cluster(L, &c->base, 4, &err) < 0 ||
+	    cbb_bbcall_read_script(c, path, &err) < 0) {
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;
 	}
-	opts.cfg = &c->cfg;
+	opts.cfg = &c->base.cfg;
 	opts.job = &c->job;
 	opts.expand = true;
 	if (cbb_parse_script(c->script, c->script_len, &opts, &c->plan,
@@ -89,25 +89,25 @@ static int l_job_process(lua_State *L)
 			c->job.job_id, err.msg);
 		goto fail;
 	}
-	if (c->cfg.submit_validation == CBB_VALIDATE_REMOTE &&
+	if (c->base.cfg.submit_validation == CBB_VALIDATE_REMOTE &&
 	    count_stage(&c->plan, CBB_STAGE_IN) &&
 	    validate_remotely(c, &err) < 0) {
-		cbb_call_flush_logs(L, c);
+		cbb_call_flush_logs(L, &c->base);
 		cbb_log(L, CBB_LOG_VERBOSE, "job %u rejected: %s",
 			c->job.job_id, err.msg);
 		goto fail;
 	}
-	cbb_call_flush_logs(L, c);
+	cbb_call_flush_logs(L, &c->base);
 	cbb_log(L, CBB_LOG_VERBOSE, "job %u: %zu stage-in and %zu stage-out "
 		"directives accepted", c->job.job_id,
 		count_stage(&c->plan, CBB_STAGE_IN),
 		count_stage(&c->plan, CBB_STAGE_OUT));
 	n = cbb_push_result(L, 0, c->script, c->script_len);
-	cbb_call_done(c);
+	cbb_call_done(&c->base);
 	return n;
 fail:
-	cbb_call_flush_logs(L, c);
-	cbb_call_done(c);
+	cbb_call_flush_logs(L, &c->base);
+	cbb_call_done(&c->base);
 	return cbb_push_result(L, -1, err.msg, strlen(err.msg));
 }
 
@@ -120,14 +120,14 @@ fail:
  */
 static int l_pools(lua_State *L)
 {
-	cbb_call_t *c = cbb_call_new(L);
+	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_err_t err;
 
 	cbb_err_clear(&err);
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
-	    cbb_state_dir_check(&c->cfg, true, &err) < 0)
+	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
+	    cbb_state_dir_check(&c->base.cfg, true, &err) < 0)
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
-	cbb_call_done(c);
+	cbb_call_done(&c->base);
 	return cbb_push_result(L, 0, NULL, 0);
 }
 
@@ -169,7 +169,7 @@ int cbb_l_parse(lua_State *L)
 	size_t len;
 	const char *text = luaL_checklstring(L, 1, &len);
 	cbb_parse_opts_t opts;
-	cbb_call_t *c;
+	cbb_bbcall_t *c;
 	cbb_err_t err;
 	unsigned long uid = 0;
 	size_t i;
@@ -193,13 +193,13 @@ int cbb_l_parse(lua_State *L)
 	}
 
 	cbb_err_clear(&err);
-	c = cbb_call_new(L);
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
-	    cbb_call_job(L, c, 2, uid) < 0) {
+	c = cbb_bbcall_new(L);
+	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
+	    cbb_bbcall_job(L, c, 2, uid) < 0) {
 		cbb_err(&err, "out of memory");
 		goto fail;
 	}
-	opts.cfg = &c->cfg;
+	opts.cfg = &c->base.cfg;
 	opts.job = &c->job;
 	if (cbb_parse_script(text, len, &opts, &c->plan, &err) < 0)
 		goto fail;
@@ -208,10 +208,10 @@ int cbb_l_parse(lua_State *L)
 		push_directive(L, &c->plan.v[i]);
 		lua_rawseti(L, -2, (int)i + 1);
 	}
-	cbb_call_done(c);
+	cbb_call_done(&c->base);
 	return 1;
 fail:
-	cbb_call_done(c);
+	cbb_call_done(&c->base);
 	lua_pushnil(L);
 	lua_pushstring(L, err.msg);
 	return 2;

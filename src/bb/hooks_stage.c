@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bbcall.h"
 #include "jobstate.h"
-#include "script.h"
 #include "key.h"
-#include "luahost.h"
+#include "script.h"
 #include "stage.h"
 #include "statefile.h"
 #include "status.h"
@@ -35,13 +35,13 @@ static const char *arg_str(lua_State *L, int i)
 }
 
 /* Finish a hook: flush queued logs, free C state, push the result. */
-static int done(lua_State *L, cbb_call_t *c, int rc, const char *msg)
+static int done(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
 {
 	char copy[CBB_ERR_MAX];
 
 	snprintf(copy, sizeof(copy), "%s", msg ? msg : "");
-	cbb_call_flush_logs(L, c);
-	cbb_call_done(c);
+	cbb_call_flush_logs(L, &c->base);
+	cbb_call_done(&c->base);
 	return cbb_push_result(L, rc, msg ? copy : NULL, strlen(copy));
 }
 
@@ -54,7 +54,7 @@ static int done(lua_State *L, cbb_call_t *c, int rc, const char *msg)
  */
 #define CBB_DEFAULT_STATE_SAVE "/var/spool"
 
-static void user_lines(cbb_call_t *c, const char *path)
+static void user_lines(cbb_bbcall_t *c, const char *path)
 {
 	char conf[4096], ssl[4096], orig[4200], *text = NULL;
 	cbb_script_t sc;
@@ -71,7 +71,7 @@ static void user_lines(cbb_call_t *c, const char *path)
 	cbb_err_clear(&err);
 	if (cbb_read_job_script(&c->job, orig, &text, &len, &err) < 0)
 		return;
-	if (cbb_script_scan(text, len, c->cfg.directive, c->cfg.max_directives,
+	if (cbb_script_scan(text, len, c->base.cfg.directive, c->base.cfg.max_directives,
 			    &sc, &err) == 0 && sc.count == c->plan.n)
 		for (i = 0; i < sc.count; i++)
 			c->plan.v[i].line = sc.lines[i].lineno;
@@ -79,8 +79,8 @@ static void user_lines(cbb_call_t *c, const char *path)
 	free(text);
 }
 
-/* Job facts that only job_info gives (after cbb_call_job). */
-static void job_facts(const cbb_call_t *c, cbb_job_ctx_t *j)
+/* Job facts that only job_info gives (after cbb_bbcall_job). */
+static void job_facts(const cbb_bbcall_t *c, cbb_job_ctx_t *j)
 {
 	j->restart = c->restart;
 	j->submit = c->submit_time;
@@ -93,7 +93,7 @@ static void job_facts(const cbb_call_t *c, cbb_job_ctx_t *j)
  * (job_id, job_script, uid, gid, job_info).  Leaves a parsed plan, an
  * open connection and a job context.
  */
-static int stage_prepare(lua_State *L, cbb_call_t *c, cbb_job_ctx_t *j,
+static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 			 cbb_err_t *err)
 {
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 3);
@@ -101,23 +101,23 @@ static int stage_prepare(lua_State *L, cbb_call_t *c, cbb_job_ctx_t *j,
 
 	if (job_id < 0 || uid < 0)
 		return cbb_err(err, "conduit_bb: bad job id or uid argument");
-	if (cbb_config_load(&c->cfg, NULL, err) < 0)
+	if (cbb_config_load(&c->base.cfg, NULL, err) < 0)
 		return -1;
-	if (cbb_call_job(L, c, 5, (unsigned long)uid) < 0)
+	if (cbb_bbcall_job(L, c, 5, (unsigned long)uid) < 0)
 		return cbb_err(err, "conduit_bb: out of memory");
 	c->job.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, c, 5, err) < 0 ||
-	    cbb_call_read_script(c, arg_str(L, 2), err) < 0)
+	if (cbb_call_cluster(L, &c->base, 5, err) < 0 ||
+	    cbb_bbcall_read_script(c, arg_str(L, 2), err) < 0)
 		return -1;
-	o.cfg = &c->cfg;
+	o.cfg = &c->base.cfg;
 	o.job = &c->job;
 	o.expand = false; /* Slurm already replaced the % symbols */
 	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, err) < 0)
 		return -1;
 	user_lines(c, arg_str(L, 2));
-	if (cbb_grpc_open(&c->grpc, &c->cfg, 0, err) < 0)
+	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
-	cbb_job_ctx_init(j, &c->cfg, &c->grpc, c->cluster, c->job.job_id,
+	cbb_job_ctx_init(j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
 			 (uint32_t)uid);
 	job_facts(c, j);
 	j->log = cbb_call_queue_log;
@@ -127,7 +127,7 @@ static int stage_prepare(lua_State *L, cbb_call_t *c, cbb_job_ctx_t *j,
 
 static int data_hook(lua_State *L, cbb_stage_t stage)
 {
-	cbb_call_t *c = cbb_call_new(L);
+	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_job_ctx_t j;
 	cbb_err_t err;
 	int rc;
@@ -154,17 +154,17 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
  */
 #define CBB_ASK_EVERY_S 10
 
-static int job_ended(cbb_call_t *c, cbb_job_ctx_t *j, bool now,
+static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 		     cbb_err_t *err)
 {
 	cbb_job_facts_t f;
 	cbb_err_t abort_err;
 	char sq[4200];
 
-	if (!now && !cbb_ask_due(&c->cfg, c->cluster, j->job_id,
+	if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster, j->job_id,
 				 CBB_ASK_EVERY_S))
 		return 0;
-	cbb_job_state(cbb_conf_squeue(&c->cfg, sq, sizeof(sq)), j->job_id,
+	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)), j->job_id,
 		      CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		return 0;
@@ -172,14 +172,14 @@ static int job_ended(cbb_call_t *c, cbb_job_ctx_t *j, bool now,
 	if (cbb_stage_teardown(j, true, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
 	/* the teardown that would have forgotten the job may never come */
-	cbb_state_forget(&c->cfg, c->cluster, j->job_id);
+	cbb_state_forget(&c->base.cfg, c->base.cluster, j->job_id);
 	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",
 		j->job_id, f.state[0] ? f.state : "gone");
 	return 1;
 }
 
 /* Slurm has torn the job's buffer down (burst_buffer_state). */
-static bool torn_down(const cbb_call_t *c)
+static bool torn_down(const cbb_bbcall_t *c)
 {
 	return c->bb_state && (!strcmp(c->bb_state, "teardown") ||
 			       !strcmp(c->bb_state, "teardown-fail") ||
@@ -188,7 +188,7 @@ static bool torn_down(const cbb_call_t *c)
 
 static int test_hook(lua_State *L, cbb_stage_t stage)
 {
-	cbb_call_t *c = cbb_call_new(L);
+	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_job_ctx_t j;
 	cbb_err_t err;
 	int rc;
@@ -284,7 +284,7 @@ static int l_job_teardown(lua_State *L)
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
 	const char *hurry = arg_str(L, 3);
 	bool hurried = hurry && !strcmp(hurry, "true");
-	cbb_call_t *c = cbb_call_new(L);
+	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_job_facts_t f;
 	cbb_job_ctx_t j;
 	cbb_err_t err;
@@ -296,8 +296,8 @@ static int l_job_teardown(lua_State *L)
 		cbb_err(&err, "conduit_bb: bad job id or uid argument");
 		return done(L, c, -1, err.msg);
 	}
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, c, 0, &err) < 0) {
+	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
+	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);
 	}
@@ -305,10 +305,10 @@ static int l_job_teardown(lua_State *L)
 		snprintf(msg, sizeof(msg), "job %ld: teardown: leaving transfers "
 			 "alone", job_id);
 		cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
-		cbb_state_forget(&c->cfg, c->cluster, (uint32_t)job_id);
+		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
 		return done(L, c, 0, NULL);
 	}
-	cbb_job_state(cbb_conf_squeue(&c->cfg, sq, sizeof(sq)),
+	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
 		      (uint32_t)job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls == CBB_JOB_UNKNOWN) {
 		cbb_err(&err, "job %ld: teardown: cannot learn the job's state "
@@ -322,8 +322,8 @@ static int l_job_teardown(lua_State *L)
 	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
 	if (f.cls == CBB_JOB_ALIVE)
 		return done(L, c, 0, NULL);
-	if (cbb_grpc_open(&c->grpc, &c->cfg, 0, &err) == 0) {
-		cbb_job_ctx_init(&j, &c->cfg, &c->grpc, c->cluster,
+	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
+		cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
@@ -331,7 +331,7 @@ static int l_job_teardown(lua_State *L)
 	} else {
 		rc = -1;
 	}
-	cbb_state_forget(&c->cfg, c->cluster, (uint32_t)job_id);
+	cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
 	if (rc < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return done(L, c, rc, rc < 0 ? err.msg : NULL);
@@ -353,7 +353,7 @@ static int l_get_status(lua_State *L)
 	long caller = cbb_arg_id(L, 1), job_id = -1;
 	bool json = false, bad = false;
 	const char *what = arg_str(L, 3);
-	cbb_call_t *c;
+	cbb_bbcall_t *c;
 	cbb_err_t err;
 	bool transport;
 	char rx[CBB_KEY_MAX], user[24];
@@ -371,20 +371,20 @@ static int l_get_status(lua_State *L)
 	if (caller < 0 || !what || strcmp(what, "conduit") || job_id < 0 || bad)
 		return cbb_push_result(L, 0, status_usage, strlen(status_usage));
 
-	c = cbb_call_new(L);
+	c = cbb_bbcall_new(L);
 	cbb_err_clear(&err);
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, c, 0, &err) < 0) {
+	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
+	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);
 	}
 	/* the caller's own transfers; root sees everyone's */
 	snprintf(user, sizeof(user), "%ld", caller);
-	cbb_key_job_regex(rx, sizeof(rx), c->cluster, (uint32_t)job_id, -1);
+	cbb_key_job_regex(rx, sizeof(rx), c->base.cluster, (uint32_t)job_id, -1);
 	/* bbstat holds slurmctld's burst-buffer lock: one short budget */
-	if (cbb_grpc_open(&c->grpc, &c->cfg,
-			  c->cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
-				  c->cfg.request_timeout_ms :
+	if (cbb_grpc_open(&c->grpc, &c->base.cfg,
+			  c->base.cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
+				  c->base.cfg.request_timeout_ms :
 				  CBB_STATUS_TIMEOUT_MS, &err) < 0 ||
 	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
 			      &c->transfers, &transport, &err) < 0) {
@@ -392,14 +392,14 @@ static int l_get_status(lua_State *L)
 		return done(L, c, -1, err.msg);
 	}
 	if (cbb_status_render(&c->transfers, (uint32_t)job_id, json,
-			      &c->out) < 0) {
+			      &c->base.out) < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
 		return done(L, c, -1, err.msg);
 	}
-	cbb_call_flush_logs(L, c);
+	cbb_call_flush_logs(L, &c->base);
 	lua_pushinteger(L, 0);
-	lua_pushlstring(L, c->out.data ? c->out.data : "", c->out.len);
-	cbb_call_done(c);
+	lua_pushlstring(L, c->base.out.data ? c->base.out.data : "", c->base.out.len);
+	cbb_call_done(&c->base);
 	return 2;
 }
 
@@ -473,7 +473,7 @@ static int l_paths(lua_State *L)
 {
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
 	const char *path_file = arg_str(L, 3);
-	cbb_call_t *c = cbb_call_new(L);
+	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_parse_opts_t o;
 	cbb_err_t err;
 	char key[CBB_KEY_MAX], safe[CBB_CLUSTER_MAX], *in = NULL, *out = NULL;
@@ -485,28 +485,28 @@ static int l_paths(lua_State *L)
 		cbb_err(&err, "conduit_bb: paths needs job id, path file and uid");
 		return done(L, c, -1, err.msg);
 	}
-	if (cbb_config_load(&c->cfg, NULL, &err) < 0)
+	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0)
 		goto out;
-	if (cbb_call_job(L, c, 6, (unsigned long)uid) < 0) {
+	if (cbb_bbcall_job(L, c, 6, (unsigned long)uid) < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
 		goto out;
 	}
 	c->job.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, c, 6, &err) < 0 ||
-	    cbb_call_read_script(c, arg_str(L, 2), &err) < 0)
+	if (cbb_call_cluster(L, &c->base, 6, &err) < 0 ||
+	    cbb_bbcall_read_script(c, arg_str(L, 2), &err) < 0)
 		goto out;
-	o.cfg = &c->cfg;
+	o.cfg = &c->base.cfg;
 	o.job = &c->job;
 	o.expand = true; /* paths gets the plain script */
 	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, &err) < 0)
 		goto out;
 	in = stage_json(&c->plan, CBB_STAGE_IN, &nin);
 	out = stage_json(&c->plan, CBB_STAGE_OUT, &nout);
-	cbb_key_cluster(safe, c->cluster);
+	cbb_cluster_safe(safe, c->base.cluster);
 	snprintf(key, sizeof(key), "SLURMJOB:%ld,CLUSTER:%s,RESTART:%u,",
 		 job_id, safe, c->restart);
 	if (!in || !out ||
-	    cbb_buf_printf(&c->out, "CONDUIT_BB_KEY=%s\n"
+	    cbb_buf_printf(&c->base.out, "CONDUIT_BB_KEY=%s\n"
 			   "CONDUIT_BB_STAGE_IN_COUNT=%zu\n"
 			   "CONDUIT_BB_STAGE_OUT_COUNT=%zu\n"
 			   "CONDUIT_BB_STAGE_IN=%s\n"
@@ -517,7 +517,7 @@ static int l_paths(lua_State *L)
 	}
 	rc = 0;
 	fd = open_path_file(path_file, (uint32_t)job_id);
-	if (fd < 0 || write(fd, c->out.data, c->out.len) != (ssize_t)c->out.len) {
+	if (fd < 0 || write(fd, c->base.out.data, c->base.out.len) != (ssize_t)c->base.out.len) {
 		char msg[4400];
 
 		snprintf(msg, sizeof(msg), "job %ld: cannot write %s (%s): the "
@@ -551,10 +551,6 @@ void cbb_register_stage_hooks(lua_State *L)
 		{ "slurm_bb_get_status", l_get_status },
 		{ NULL, NULL },
 	};
-	const luaL_Reg *h;
 
-	for (h = hooks; h->name; h++) {
-		lua_pushcfunction(L, h->func);
-		lua_setglobal(L, h->name);
-	}
+	cbb_register_globals(L, hooks);
 }

@@ -10,21 +10,6 @@ static const char *const type_names[] = {
 	"CONDUIT_PRE", "CONDUIT_POST", "CONDUIT_VALIDATE",
 };
 
-void cbb_key_cluster(char *dst, const char *cluster)
-{
-	size_t i;
-
-	if (!cluster || !cluster[0])
-		cluster = "cluster";
-	for (i = 0; cluster[i] && i < CBB_CLUSTER_MAX - 1; i++) {
-		char c = cluster[i];
-
-		dst[i] = (isalnum((unsigned char)c) || c == '_' || c == '.' ||
-			  c == '-') ? c : '_';
-	}
-	dst[i] = '\0';
-}
-
 void cbb_key_format(char *buf, size_t size, const cbb_key_t *k)
 {
 	snprintf(buf, size,
@@ -95,7 +80,7 @@ void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
 	char safe[CBB_CLUSTER_MAX], esc[CBB_CLUSTER_MAX * 2];
 	size_t i, o = 0;
 
-	cbb_key_cluster(safe, cluster);
+	cbb_cluster_safe(safe, cluster);
 	for (i = 0; safe[i]; i++) {
 		if (safe[i] == '.' || safe[i] == '-')
 			esc[o++] = '\\'; /* valid in RE2 and Python re */

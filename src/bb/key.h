@@ -16,8 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cluster.h"
+
 #define CBB_KEY_MAX 192
-#define CBB_CLUSTER_MAX 64
 
 typedef enum {
 	CBB_KEY_PRE = 0,
@@ -33,9 +34,6 @@ typedef struct {
 	cbb_key_type_t type;
 	uint32_t line;
 } cbb_key_t;
-
-/* Copy a cluster name, mapping anything but [A-Za-z0-9_.-] to '_'. */
-void cbb_key_cluster(char *dst, const char *cluster);
 
 void cbb_key_format(char *buf, size_t size, const cbb_key_t *k);
 

@@ -35,7 +35,7 @@ void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
 	memset(j, 0, sizeof(*j));
 	j->cfg = cfg;
 	j->g = g;
-	cbb_key_cluster(j->cluster, cluster);
+	cbb_cluster_safe(j->cluster, cluster);
 	j->job_id = job_id;
 	snprintf(j->user, sizeof(j->user), "%u", uid);
 }

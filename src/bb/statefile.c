@@ -68,7 +68,7 @@ static void name_of(char *buf, size_t size, const char *cluster,
 {
 	char safe[CBB_CLUSTER_MAX];
 
-	cbb_key_cluster(safe, cluster);
+	cbb_cluster_safe(safe, cluster);
 	snprintf(buf, size, "%s.%u.%s", safe, job_id, what);
 }
 

@@ -7,11 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readfile.h"
+#include "config.h"
 
 #define CALL_MT "conduit_bb.call"
-/* Slurm's own cap on batch scripts is 4 MiB by default (max_script_size). */
-#define CBB_SCRIPT_MAX ((size_t)64 << 20)
 
 static int call_gc(lua_State *L)
 {
@@ -24,9 +22,16 @@ static int call_gc(lua_State *L)
 
 cbb_call_t *cbb_call_new(lua_State *L)
 {
-	cbb_call_t *c = lua_newuserdata(L, sizeof(*c));
+	return cbb_call_new_as(L, sizeof(cbb_call_t), NULL);
+}
 
-	memset(c, 0, sizeof(*c));
+cbb_call_t *cbb_call_new_as(lua_State *L, size_t size,
+			    void (*done)(cbb_call_t *))
+{
+	cbb_call_t *c = lua_newuserdata(L, size);
+
+	memset(c, 0, size);
+	c->done = done;
 	cbb_config_defaults(&c->cfg);
 	cbb_buf_init(&c->out, 0);
 	cbb_buf_init(&c->logs, (size_t)1 << 20);
@@ -40,25 +45,17 @@ cbb_call_t *cbb_call_new(lua_State *L)
 
 void cbb_call_done(cbb_call_t *c)
 {
-	cbb_grpc_close(&c->grpc);
-	cbb_transfers_free(&c->transfers);
+	if (c->done)
+		c->done(c);
 	cbb_buf_free(&c->out);
 	cbb_buf_free(&c->logs);
 	free(c->cluster);
-	free(c->bb_state);
-	c->cluster = c->bb_state = NULL;
+	c->cluster = NULL;
 	cbb_config_free(&c->cfg);
-	cbb_plan_free(&c->plan);
-	free(c->script);
-	free(c->user_name);
-	free(c->work_dir);
-	free(c->name);
-	c->script = c->user_name = c->work_dir = c->name = NULL;
-	c->script_len = 0;
 }
 
 /* job_info may be a table or a userdata-backed proxy: read via __index. */
-static int field_string(lua_State *L, int idx, const char *key, char **dst)
+int cbb_lua_field_string(lua_State *L, int idx, const char *key, char **dst)
 {
 	const char *s;
 	size_t n;
@@ -76,6 +73,19 @@ static int field_string(lua_State *L, int idx, const char *key, char **dst)
 	return 0;
 }
 
+const char *cbb_lua_field_text(lua_State *L, int idx, const char *key,
+			       char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (!lua_istable(L, idx) && !lua_isuserdata(L, idx))
+		return buf;
+	lua_getfield(L, idx, key);
+	if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER)
+		snprintf(buf, size, "%s", lua_tostring(L, -1));
+	lua_pop(L, 1);
+	return buf;
+}
+
 bool cbb_lua_whole(lua_State *L, int idx, double max, uint64_t *out)
 {
 	lua_Number v;
@@ -90,8 +100,8 @@ bool cbb_lua_whole(lua_State *L, int idx, double max, uint64_t *out)
 	return true;
 }
 
-static uint64_t field_whole(lua_State *L, int idx, const char *key,
-			    double max, uint64_t dflt)
+uint64_t cbb_lua_field_whole(lua_State *L, int idx, const char *key,
+			     double max, uint64_t dflt)
 {
 	uint64_t r = dflt;
 
@@ -100,41 +110,6 @@ static uint64_t field_whole(lua_State *L, int idx, const char *key,
 		r = dflt;
 	lua_pop(L, 1);
 	return r;
-}
-
-static uint32_t field_u32(lua_State *L, int idx, const char *key,
-			  uint32_t dflt)
-{
-	return (uint32_t)field_whole(L, idx, key, 4294967295.0, dflt);
-}
-
-int cbb_call_job(lua_State *L, cbb_call_t *c, int idx, unsigned long uid)
-{
-	cbb_job_t *j = &c->job;
-
-	memset(j, 0, sizeof(*j));
-	j->array_task_id = CBB_NO_VAL;
-	j->user_id = (uint32_t)uid;
-	if (lua_type(L, idx) != LUA_TTABLE && lua_type(L, idx) != LUA_TUSERDATA)
-		return 0;
-	idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
-	j->job_id = field_u32(L, idx, "job_id", 0);
-	j->array_job_id = field_u32(L, idx, "array_job_id", 0);
-	j->array_task_id = field_u32(L, idx, "array_task_id", CBB_NO_VAL);
-	c->restart = field_u32(L, idx, "restart_cnt", 0);
-	c->job_state = field_u32(L, idx, "job_state", 0);
-	/* seconds since 1970, up to the year 9999 */
-	c->submit_time = (int64_t)field_whole(L, idx, "submit_time",
-					      253402300799.0, 0);
-	if (field_string(L, idx, "burst_buffer_state", &c->bb_state) < 0 ||
-	    field_string(L, idx, "user_name", &c->user_name) < 0 ||
-	    field_string(L, idx, "work_dir", &c->work_dir) < 0 ||
-	    field_string(L, idx, "name", &c->name) < 0)
-		return -1;
-	j->user_name = c->user_name;
-	j->work_dir = c->work_dir;
-	j->name = c->name;
-	return 0;
 }
 
 /*
@@ -242,7 +217,7 @@ int cbb_call_cluster(lua_State *L, cbb_call_t *c, int idx, cbb_err_t *err)
 	lua_pop(L, 1);
 	if (!c->cluster && idx != 0 &&
 	    (lua_istable(L, idx) || lua_isuserdata(L, idx)) &&
-	    field_string(L, idx, "cluster", &c->cluster) < 0)
+	    cbb_lua_field_string(L, idx, "cluster", &c->cluster) < 0)
 		return cbb_err(err, "conduit_bb: out of memory");
 	if (c->cluster && !c->cluster[0]) {
 		free(c->cluster);
@@ -255,55 +230,6 @@ int cbb_call_cluster(lua_State *L, cbb_call_t *c, int idx, cbb_err_t *err)
 			       "Slurm gave none and %s has no ClusterName", path);
 	c->cluster = strdup(conf);
 	return c->cluster ? 0 : cbb_err(err, "conduit_bb: out of memory");
-}
-
-bool cbb_slurm_state_of(const char *path, uint32_t job_id, const char *leaf,
-			char *state, size_t size)
-{
-	char tail[96];
-	size_t pl = strlen(path), tl;
-
-	tl = (size_t)snprintf(tail, sizeof(tail), "/hash.%u/job.%u/%s",
-			      job_id % 10, job_id, leaf);
-	if (tl >= sizeof(tail) || pl <= tl || pl - tl >= size ||
-	    strcmp(path + pl - tl, tail) || path[0] != '/')
-		return false;
-	memcpy(state, path, pl - tl);
-	state[pl - tl] = '\0';
-	return true;
-}
-
-int cbb_read_job_script(const cbb_job_t *job, const char *path, char **text,
-			size_t *len, cbb_err_t *err)
-{
-	uint32_t a = job->array_job_id;
-	char state[4096], alt[4200];
-	bool missing;
-
-	if (!path)
-		return cbb_err(err, "conduit_bb: no job script path given");
-	if (cbb_read_file(path, CBB_SCRIPT_MAX, text, len, &missing, err) < 0)
-		return -1;
-	if (!missing)
-		return 0;
-	if (a && a != job->job_id &&
-	    cbb_slurm_state_of(path, job->job_id, "script", state,
-			       sizeof(state))) {
-		snprintf(alt, sizeof(alt), "%s/hash.%u/job.%u/script", state,
-			 a % 10, a);
-		if (cbb_read_file(alt, CBB_SCRIPT_MAX, text, len, &missing,
-				  err) < 0)
-			return -1;
-		if (!missing)
-			return 0;
-	}
-	return cbb_err(err, "cannot open %s: %s", path, strerror(ENOENT));
-}
-
-int cbb_call_read_script(cbb_call_t *c, const char *path, cbb_err_t *err)
-{
-	return cbb_read_job_script(&c->job, path, &c->script, &c->script_len,
-				   err);
 }
 
 long cbb_arg_id(lua_State *L, int idx)
@@ -321,6 +247,14 @@ long cbb_arg_id(lua_State *L, int idx)
 	if (errno || *end || v > 4294967295UL)
 		return -1;
 	return (long)v;
+}
+
+void cbb_register_globals(lua_State *L, const luaL_Reg *fns)
+{
+	for (; fns->name; fns++) {
+		lua_pushcfunction(L, fns->func);
+		lua_setglobal(L, fns->name);
+	}
 }
 
 int cbb_push_result(lua_State *L, int rc, const char *msg, size_t len)

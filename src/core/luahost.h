@@ -1,21 +1,24 @@
 /*
- * luahost.h - what the hooks need from the Lua host: logging through
- * Slurm's `slurm` table, job facts from job_info, and a per-call context
- * that owns every C allocation of a hook.
+ * luahost.h - what both halves need from the Lua host: logging through
+ * the host's `slurm` table, reading job_info fields, the cluster name,
+ * and a per-call context that owns every C allocation of a hook.
  *
  * The context is a full userdata with __gc, created before any C memory
- * is allocated, so a Lua error (which longjmps) can never leak it.
+ * is allocated, so a Lua error (which longjmps) can never leak it.  A
+ * half that needs more per call embeds cbb_call_t as the first member
+ * of its own context and creates it with cbb_call_new_as() (the bb
+ * half's is in bb/bbcall.h); the switch half uses cbb_call_t as is.
  */
 #ifndef CBB_LUAHOST_H
 #define CBB_LUAHOST_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "buf.h"
 #include "compat.h"
 #include "config.h"
-#include "conduit.h"
-#include "directive.h"
-#include "grpc.h"
-#include "symbols.h"
+#include "err.h"
 
 enum {
 	CBB_LOG_ERROR = -1,
@@ -24,37 +27,42 @@ enum {
 	CBB_LOG_DEBUG = 2,
 };
 
-typedef struct {
+typedef struct cbb_call cbb_call_t;
+struct cbb_call {
 	cbb_config_t cfg;
-	cbb_plan_t plan;
-	char *script;
-	size_t script_len;
-	cbb_job_t job;
-	char *user_name; /* owned copies behind job's pointers */
-	char *work_dir;
-	char *name;
-	char *cluster;
-	char *bb_state;      /* job_info.burst_buffer_state, may be NULL */
-	uint32_t restart;    /* job_info.restart_cnt */
-	uint32_t job_state;  /* job_info.job_state: base state and flags */
-	int64_t submit_time; /* job_info.submit_time (0: unknown) */
-	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
-	cbb_transfers_t transfers;
+	char *cluster;       /* set by cbb_call_cluster() */
 	cbb_buf_t out;       /* a hook's text answer */
 	cbb_buf_t logs;      /* "<level char><message>\0" records */
-} cbb_call_t;
+	void (*done)(cbb_call_t *c); /* frees what an embedding context owns */
+};
 
 /* Push a new, empty call context (a userdata) and return it. */
 cbb_call_t *cbb_call_new(lua_State *L);
+/*
+ * The same for a context of `size` bytes that starts with a cbb_call_t;
+ * `done` (may be NULL) frees the rest and must be safe to repeat.
+ */
+cbb_call_t *cbb_call_new_as(lua_State *L, size_t size,
+			    void (*done)(cbb_call_t *));
 /* Free everything the context owns; safe to call more than once. */
 void cbb_call_done(cbb_call_t *c);
 
 /*
- * Fill c->job from the job_info table at `idx` (nil is allowed) and the
- * uid Slurm passed.  The uid always wins over anything else.
- * Returns 0, or -1 on out of memory.
+ * job_info may be a table or a userdata-backed proxy; both are read
+ * through __index.  A string field is copied (malloc) into *dst, left
+ * alone when absent; -1 only on out of memory.
  */
-int cbb_call_job(lua_State *L, cbb_call_t *c, int idx, unsigned long uid);
+int cbb_lua_field_string(lua_State *L, int idx, const char *key, char **dst);
+/*
+ * A string or number field as text into buf (cut to size); "" when the
+ * field is absent, of another type, or idx is not a table or userdata.
+ * Returns buf.
+ */
+const char *cbb_lua_field_text(lua_State *L, int idx, const char *key,
+			       char *buf, size_t size);
+/* A whole-number field from 0 to max, else dflt. */
+uint64_t cbb_lua_field_whole(lua_State *L, int idx, const char *key,
+			     double max, uint64_t dflt);
 
 /*
  * Log one finished message through slurm.log / slurm.error.  Never
@@ -85,26 +93,11 @@ int cbb_call_cluster(lua_State *L, cbb_call_t *c, int job_info_idx,
  */
 bool cbb_lua_whole(lua_State *L, int idx, double max, uint64_t *out);
 
-/*
- * Read a whole script file into c->script (capped), or set err.  Call
- * after cbb_call_job: a task that Slurm split off an array has no script
- * file of its own (Slurm keeps the array's), and then the array's is
- * read.
- */
-int cbb_call_read_script(cbb_call_t *c, const char *path, cbb_err_t *err);
-/* The same into any buffer (malloc'd, NUL-terminated). */
-int cbb_read_job_script(const cbb_job_t *job, const char *path, char **text,
-			size_t *len, cbb_err_t *err);
-
-/*
- * When `path` is <state>/hash.<id%10>/job.<id>/<leaf> (Slurm's layout of
- * StateSaveLocation), copy <state> to `state` and return true.
- */
-bool cbb_slurm_state_of(const char *path, uint32_t job_id, const char *leaf,
-			char *state, size_t size);
-
 /* Parse a decimal uid/gid argument; returns -1 when it is not one. */
 long cbb_arg_id(lua_State *L, int idx);
+
+/* Set each {name, function} of a NULL-ended list as a global. */
+void cbb_register_globals(lua_State *L, const luaL_Reg *fns);
 
 /* Push slurm.SUCCESS / slurm.ERROR and an optional message. */
 int cbb_push_result(lua_State *L, int rc, const char *msg, size_t len);

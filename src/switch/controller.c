@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "buf.h"
+#include "cluster.h"
 #include "grpc.h" /* cbb_grpc_global_init: one curl_global_init */
-#include "key.h"
 
 #define REPLY_MAX (64 * 1024)
 
@@ -36,7 +36,7 @@ static long request(const cbb_config_t *cfg, const char *method,
 		return cbb_err(err, "SwitchControllerURL is not set");
 	if (cbb_grpc_global_init(err) < 0)
 		return -1;
-	cbb_key_cluster(safe, cluster);
+	cbb_cluster_safe(safe, cluster);
 	snprintf(url, sizeof(url), "%s/v1/sessions/%s/%u", cfg->switch_url,
 		 safe, job_id);
 	e = curl_easy_init();

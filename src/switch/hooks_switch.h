@@ -1,4 +1,4 @@
-/* hooks_switch.h - the slurm_switch_* hooks: see hooks_switch.c. */
+/* hooks_switch.h - the controller-side switch hooks: see hooks_switch.c. */
 #ifndef CBB_HOOKS_SWITCH_H
 #define CBB_HOOKS_SWITCH_H
 

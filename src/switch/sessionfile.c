@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "key.h"
+#include "cluster.h"
 
 /* The directory must not let anyone but its owner (root, or whoever
  * runs the hook) plant or swap files in it. */
@@ -39,7 +39,7 @@ int cbb_session_file_write(const char *dir, const char *cluster,
 
 	if (check_dir(dir, err) < 0)
 		return -1;
-	cbb_key_cluster(safe, cluster);
+	cbb_cluster_safe(safe, cluster);
 	n = snprintf(path, size, "%s/%s.%u.token", dir, safe, job_id);
 	if (n < 0 || (size_t)n >= size ||
 	    snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid()) >=

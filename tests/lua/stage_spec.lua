@@ -334,14 +334,16 @@ describe("staging hooks against a Conduit server", function()
     fresh()
     local t0 = H.now_ms()
     local rc = slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
-    assert.is_true(H.now_ms() - t0 < 950)
+    -- 0.5 s budget against a 3 s stall; the bound leaves room for ASan
+    -- on a loaded machine and still fails if the stall is waited out
+    assert.is_true(H.now_ms() - t0 < 2500)
     assert.are.equal(0, rc)
     assert.matches("conduit: server said: Deadline Exceeded; the polls will start the " ..
                    "transfers when the server answers", H.logged()[1].msg)
     fresh()
     t0 = H.now_ms()
     assert.are.same({ 0, "BUSY" }, { slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info) })
-    assert.is_true(H.now_ms() - t0 < 950)
+    assert.is_true(H.now_ms() - t0 < 2500)
     faults()
     local mark = rpc_mark()
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))

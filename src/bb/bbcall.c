@@ -1,0 +1,119 @@
+/* bbcall.c - see bbcall.h */
+#include "bbcall.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "readfile.h"
+
+/* Slurm's own cap on batch scripts is 4 MiB by default (max_script_size). */
+#define CBB_SCRIPT_MAX ((size_t)64 << 20)
+
+static void bbcall_done(cbb_call_t *base)
+{
+	cbb_bbcall_t *c = (cbb_bbcall_t *)base;
+
+	cbb_grpc_close(&c->grpc);
+	cbb_transfers_free(&c->transfers);
+	free(c->bb_state);
+	cbb_plan_free(&c->plan);
+	free(c->script);
+	free(c->user_name);
+	free(c->work_dir);
+	free(c->name);
+	c->script = c->user_name = c->work_dir = c->name = c->bb_state = NULL;
+	c->script_len = 0;
+}
+
+cbb_bbcall_t *cbb_bbcall_new(lua_State *L)
+{
+	return (cbb_bbcall_t *)cbb_call_new_as(L, sizeof(cbb_bbcall_t),
+					       bbcall_done);
+}
+
+static uint32_t field_u32(lua_State *L, int idx, const char *key,
+			  uint32_t dflt)
+{
+	return (uint32_t)cbb_lua_field_whole(L, idx, key, 4294967295.0, dflt);
+}
+
+int cbb_bbcall_job(lua_State *L, cbb_bbcall_t *c, int idx, unsigned long uid)
+{
+	cbb_job_t *j = &c->job;
+
+	memset(j, 0, sizeof(*j));
+	j->array_task_id = CBB_NO_VAL;
+	j->user_id = (uint32_t)uid;
+	if (lua_type(L, idx) != LUA_TTABLE && lua_type(L, idx) != LUA_TUSERDATA)
+		return 0;
+	idx = idx < 0 ? lua_gettop(L) + idx + 1 : idx;
+	j->job_id = field_u32(L, idx, "job_id", 0);
+	j->array_job_id = field_u32(L, idx, "array_job_id", 0);
+	j->array_task_id = field_u32(L, idx, "array_task_id", CBB_NO_VAL);
+	c->restart = field_u32(L, idx, "restart_cnt", 0);
+	c->job_state = field_u32(L, idx, "job_state", 0);
+	/* seconds since 1970, up to the year 9999 */
+	c->submit_time = (int64_t)cbb_lua_field_whole(L, idx, "submit_time",
+					      253402300799.0, 0);
+	if (cbb_lua_field_string(L, idx, "burst_buffer_state", &c->bb_state) < 0 ||
+	    cbb_lua_field_string(L, idx, "user_name", &c->user_name) < 0 ||
+	    cbb_lua_field_string(L, idx, "work_dir", &c->work_dir) < 0 ||
+	    cbb_lua_field_string(L, idx, "name", &c->name) < 0)
+		return -1;
+	j->user_name = c->user_name;
+	j->work_dir = c->work_dir;
+	j->name = c->name;
+	return 0;
+}
+
+bool cbb_slurm_state_of(const char *path, uint32_t job_id, const char *leaf,
+			char *state, size_t size)
+{
+	char tail[96];
+	size_t pl = strlen(path), tl;
+
+	tl = (size_t)snprintf(tail, sizeof(tail), "/hash.%u/job.%u/%s",
+			      job_id % 10, job_id, leaf);
+	if (tl >= sizeof(tail) || pl <= tl || pl - tl >= size ||
+	    strcmp(path + pl - tl, tail) || path[0] != '/')
+		return false;
+	memcpy(state, path, pl - tl);
+	state[pl - tl] = '\0';
+	return true;
+}
+
+int cbb_read_job_script(const cbb_job_t *job, const char *path, char **text,
+			size_t *len, cbb_err_t *err)
+{
+	uint32_t a = job->array_job_id;
+	char state[4096], alt[4200];
+	bool missing;
+
+	if (!path)
+		return cbb_err(err, "conduit_bb: no job script path given");
+	if (cbb_read_file(path, CBB_SCRIPT_MAX, text, len, &missing, err) < 0)
+		return -1;
+	if (!missing)
+		return 0;
+	if (a && a != job->job_id &&
+	    cbb_slurm_state_of(path, job->job_id, "script", state,
+			       sizeof(state))) {
+		snprintf(alt, sizeof(alt), "%s/hash.%u/job.%u/script", state,
+			 a % 10, a);
+		if (cbb_read_file(alt, CBB_SCRIPT_MAX, text, len, &missing,
+				  err) < 0)
+			return -1;
+		if (!missing)
+			return 0;
+	}
+	return cbb_err(err, "cannot open %s: %s", path, strerror(ENOENT));
+}
+
+int cbb_bbcall_read_script(cbb_bbcall_t *c, const char *path, cbb_err_t *err)
+{
+	return cbb_read_job_script(&c->job, path, &c->script, &c->script_len,
+				   err);
+}
+

@@ -1,0 +1,64 @@
+/*
+ * bbcall.h - the burst-buffer hooks' per-call context: the core call
+ * context (config, cluster, answer, queued logs) plus what a bb hook
+ * learns and opens: job facts from job_info, the job script and its
+ * parsed plan, the gRPC connection and the transfers it read.
+ *
+ * Everything is freed by the context's __gc, so a Lua error anywhere in
+ * a hook leaks nothing.  Pass &c->base where core wants a cbb_call_t.
+ */
+#ifndef CBB_BBCALL_H
+#define CBB_BBCALL_H
+
+#include "conduit.h"
+#include "directive.h"
+#include "grpc.h"
+#include "luahost.h"
+#include "symbols.h"
+
+typedef struct {
+	cbb_call_t base;     /* first, so the core context is the userdata */
+	cbb_plan_t plan;
+	char *script;
+	size_t script_len;
+	cbb_job_t job;
+	char *user_name; /* owned copies behind job's pointers */
+	char *work_dir;
+	char *name;
+	char *bb_state;      /* job_info.burst_buffer_state, may be NULL */
+	uint32_t restart;    /* job_info.restart_cnt */
+	uint32_t job_state;  /* job_info.job_state: base state and flags */
+	int64_t submit_time; /* job_info.submit_time (0: unknown) */
+	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
+	cbb_transfers_t transfers;
+} cbb_bbcall_t;
+
+/* Push a new, empty bb call context (a userdata) and return it. */
+cbb_bbcall_t *cbb_bbcall_new(lua_State *L);
+
+/*
+ * Fill c->job from the job_info table at `idx` (nil is allowed) and the
+ * uid Slurm passed.  The uid always wins over anything else.
+ * Returns 0, or -1 on out of memory.
+ */
+int cbb_bbcall_job(lua_State *L, cbb_bbcall_t *c, int idx, unsigned long uid);
+
+/*
+ * Read a whole script file into c->script (capped), or set err.  Call
+ * after cbb_bbcall_job: a task that Slurm split off an array has no
+ * script file of its own (Slurm keeps the array's), and then the
+ * array's is read.
+ */
+int cbb_bbcall_read_script(cbb_bbcall_t *c, const char *path, cbb_err_t *err);
+/* The same into any buffer (malloc'd, NUL-terminated). */
+int cbb_read_job_script(const cbb_job_t *job, const char *path, char **text,
+			size_t *len, cbb_err_t *err);
+
+/*
+ * When `path` is <state>/hash.<id%10>/job.<id>/<leaf> (Slurm's layout of
+ * StateSaveLocation), copy <state> to `state` and return true.
+ */
+bool cbb_slurm_state_of(const char *path, uint32_t job_id, const char *leaf,
+			char *state, size_t size);
+
+#endif

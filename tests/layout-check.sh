@@ -1,0 +1,54 @@
+#!/bin/sh
+# layout-check.sh - the parts of src/ depend one way (docs/architecture.md):
+#
+#   core    includes only core
+#   bb      includes core and bb (and the generated conduit.pb-c.h)
+#   switch  includes core and switch
+#   cli, module.c  may include any part
+#
+# Every quoted #include must name a header of a part its file may use;
+# prints each break as "file:line: includes X from PART" and exits 1.
+# The Makefile gives each part only its own -I flags, so the compiler
+# enforces the same rule; this states it where a reviewer can read it.
+cd "$(dirname "$0")/.." || exit 1
+bad=0
+for f in src/*/*.c src/*/*.h src/*.c; do
+	part=${f#src/}
+	case $part in
+	core/*) allowed="core" ;;
+	bb/*) allowed="core bb" ;;
+	switch/*) allowed="core switch" ;;
+	*) allowed="core bb switch" ;;
+	esac
+	n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		case $line in
+		'#include "'*) ;;
+		*) continue ;;
+		esac
+		h=${line#\#include \"}
+		h=${h%%\"*}
+		[ "$h" = conduit.pb-c.h ] && case $part in bb/*) continue ;; esac
+		home=
+		for p in core bb switch; do
+			[ -f "src/$p/$h" ] && home=$p
+		done
+		ok=0
+		for p in $allowed; do
+			[ "$p" = "$home" ] && ok=1
+		done
+		if [ $ok = 0 ]; then
+			echo "$f:$n: includes $h from ${home:-nowhere}"
+			bad=1
+		fi
+	done < "$f"
+done
+# Nothing but the joining module and its export map at the top.
+for f in src/*; do
+	case $f in
+	src/core | src/bb | src/switch | src/cli | src/module.c | src/conduit_bb.map) ;;
+	*) echo "$f: put it in a part (src/core, src/bb, src/switch, src/cli)"; bad=1 ;;
+	esac
+done
+exit $bad
