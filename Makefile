@@ -51,7 +51,7 @@ CORE   := core/err core/buf core/utf8 core/readfile core/path core/config \
           core/config_values \
           core/grpc core/grpc_frame core/cluster
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
-          bb/stage bb/statefile bb/jobstate bb/status
+          bb/stage bb/statefile bb/jobstate bb/status bb/outcome
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/bbcall bb/hooks_bb bb/hooks_stage \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module

@@ -54,6 +54,11 @@ int cbb_bbcall_job(lua_State *L, cbb_bbcall_t *c, int idx, unsigned long uid)
 	j->array_task_id = field_u32(L, idx, "array_task_id", CBB_NO_VAL);
 	c->restart = field_u32(L, idx, "restart_cnt", 0);
 	c->job_state = field_u32(L, idx, "job_state", 0);
+	c->have_state = cbb_lua_field_whole(L, idx, "job_state", 4294967295.0,
+					    UINT64_MAX) != UINT64_MAX;
+	c->exit_code = field_u32(L, idx, "exit_code", 0);
+	c->have_exit = cbb_lua_field_whole(L, idx, "exit_code", 4294967295.0,
+					   UINT64_MAX) != UINT64_MAX;
 	/* seconds since 1970, up to the year 9999 */
 	c->submit_time = (int64_t)cbb_lua_field_whole(L, idx, "submit_time",
 					      253402300799.0, 0);

@@ -29,6 +29,9 @@ typedef struct {
 	uint32_t restart;    /* job_info.restart_cnt */
 	uint32_t job_state;  /* job_info.job_state: base state and flags */
 	int64_t submit_time; /* job_info.submit_time (0: unknown) */
+	bool have_state;     /* job_info had job_state */
+	bool have_exit;      /* job_info had exit_code */
+	uint32_t exit_code;  /* job_info.exit_code: the script's wait status */
 	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
 	cbb_transfers_t transfers;
 } cbb_bbcall_t;

@@ -20,6 +20,12 @@ const char *cbb_action_name(cbb_action_t a)
 	return a == CBB_CP ? "cp" : "mv";
 }
 
+const char *cbb_when_name(cbb_when_t w)
+{
+	return w == CBB_WHEN_SUCCESS ? "success" :
+	       w == CBB_WHEN_FAILURE ? "failure" : "always";
+}
+
 static void directive_free(cbb_directive_t *d)
 {
 	size_t i;
@@ -83,6 +89,25 @@ static int check_option(const char *w, cbb_directive_t *d, cbb_err_t *err)
 		d->every_attempt = true;
 		return 0;
 	}
+	if (n == 6 && !strncmp(w, "--when", 6)) {
+		if (d->stage != CBB_STAGE_OUT)
+			return cbb_err(err, "option '--when' is for stage-out "
+				       "only (a stage-in runs before the job "
+				       "has an outcome)");
+		if (!strcmp(w, "--when=always"))
+			d->when = CBB_WHEN_ALWAYS;
+		else if (!strcmp(w, "--when=success"))
+			d->when = CBB_WHEN_SUCCESS;
+		else if (!strcmp(w, "--when=failure"))
+			d->when = CBB_WHEN_FAILURE;
+		else
+			return cbb_err(err, "option '%s' needs a value: "
+				       "--when=success, --when=failure or "
+				       "--when=always",
+				       cbb_show(shown, sizeof(shown), w,
+						strlen(w)));
+		return 0;
+	}
 	cbb_show(shown, sizeof(shown), w, strlen(w));
 	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
 		if (strlen(refused[i].flag) == n &&
@@ -94,7 +119,8 @@ static int check_option(const char *w, cbb_directive_t *d, cbb_err_t *err)
 			       "its own (only -r/--recursive is accepted)",
 			       shown);
 	return cbb_err(err, "option '%s' is not allowed (only -r, "
-		       "--recursive and --every-attempt are accepted)", shown);
+		       "--recursive, --every-attempt and --when= are "
+		       "accepted)", shown);
 }
 
 static bool allowed(const cbb_prefixes_t *p, const char *path)
@@ -160,19 +186,25 @@ static int parse_words(const cbb_words_t *w, const cbb_parse_opts_t *o,
 {
 	const cbb_config_t *cfg = o->cfg;
 	char shown[120];
-	size_t i = 1, first, k, total = 0;
+	size_t i = 0, cmd, first, k, total = 0;
 	bool end_of_options = false;
 
-	if (w->n == 0)
+	/* --when= may also stand before the command, as users write it */
+	for (; i < w->n && !strncmp(w->v[i], "--when", 6) &&
+	       (w->v[i][6] == '\0' || w->v[i][6] == '='); i++)
+		if (check_option(w->v[i], d, err) < 0)
+			return -1;
+	if (i == w->n)
 		return cbb_err(err, "missing command: expected cp or mv");
-	if (!strcmp(w->v[0], "cp"))
+	cmd = i++;
+	if (!strcmp(w->v[cmd], "cp"))
 		d->action = CBB_CP;
-	else if (!strcmp(w->v[0], "mv"))
+	else if (!strcmp(w->v[cmd], "mv"))
 		d->action = CBB_MV;
 	else
 		return cbb_err(err, "unknown command '%s': expected cp or mv",
-			       cbb_show(shown, sizeof(shown), w->v[0],
-					strlen(w->v[0])));
+			       cbb_show(shown, sizeof(shown), w->v[cmd],
+					strlen(w->v[cmd])));
 	for (; i < w->n && w->v[i][0] == '-'; i++) {
 		if (!strcmp(w->v[i], "--")) {
 			end_of_options = true;
@@ -192,7 +224,7 @@ static int parse_words(const cbb_words_t *w, const cbb_parse_opts_t *o,
 						strlen(w->v[k])));
 	if (w->n - first < 2)
 		return cbb_err(err, "%s needs at least one source and a "
-			       "destination", w->v[0]);
+			       "destination", w->v[cmd]);
 
 	d->nsources = w->n - first - 1;
 	d->sources = calloc(d->nsources, sizeof(char *));
@@ -287,11 +319,36 @@ static bool has_slurm_word(const char *t)
 	return strstr(t, "capacity=") || strstr(t, "pool=");
 }
 
+/* Keep the first error in err, hand every one to each_error. */
+static void one_error(const cbb_parse_opts_t *opts, cbb_plan_t *plan,
+		      const cbb_err_t *e, cbb_err_t *err)
+{
+	if (plan->n_errors++ == 0)
+		*err = *e;
+	if (opts->each_error)
+		opts->each_error(opts->ud, e->msg);
+}
+
+/* Say how many more follow, cutting the first message if need be. */
+static void more_errors(cbb_err_t *err, unsigned more)
+{
+	char tail[64];
+	size_t tl = (size_t)snprintf(tail, sizeof(tail),
+				     " (and %u more: run conduit-bb check)",
+				     more);
+	size_t ml = strlen(err->msg);
+
+	if (ml + tl >= sizeof(err->msg))
+		ml = sizeof(err->msg) - tl - 1;
+	memcpy(err->msg + ml, tail, tl + 1);
+}
+
 int cbb_parse_script(const char *text, size_t len,
 		     const cbb_parse_opts_t *opts, cbb_plan_t *plan,
 		     cbb_err_t *err)
 {
 	cbb_script_t sc;
+	cbb_err_t e;
 	bool stopped = false;
 	size_t i;
 
@@ -325,21 +382,23 @@ int cbb_parse_script(const char *text, size_t len,
 		llen = l->len;
 		if (llen && l->text[llen - 1] == '\r')
 			llen--; /* CRLF scripts */
+		cbb_err_clear(&e);
 		if (parse_name(l->text, llen, opts->cfg->directive, &d->stage,
-			       &body, err) < 0) {
-			cbb_err_prefix(err, "line %u", l->lineno);
-			cbb_script_free(&sc);
-			return -1;
+			       &body, &e) < 0) {
+			cbb_err_prefix(&e, "line %u", l->lineno);
+			one_error(opts, plan, &e, err);
+			continue;
 		}
 		if (parse_body(l->text + body, llen - body, opts, &stopped, d,
-			       err) < 0) {
-			cbb_err_prefix(err, "line %u: #%s_%s", l->lineno,
+			       &e) < 0) {
+			cbb_err_prefix(&e, "line %u: #%s_%s", l->lineno,
 				       opts->cfg->directive,
 				       cbb_stage_name(d->stage));
-			cbb_script_free(&sc);
-			return -1;
+			one_error(opts, plan, &e, err);
 		}
 	}
 	cbb_script_free(&sc);
-	return 0;
+	if (plan->n_errors > 1 && !opts->each_error)
+		more_errors(err, plan->n_errors - 1);
+	return plan->n_errors ? -1 : 0;
 }

@@ -23,11 +23,20 @@ typedef enum {
 	CBB_MV = 1,
 } cbb_action_t;
 
+/* #CONDUIT_POST --when=: which job outcomes stage this directive out. */
+typedef enum {
+	CBB_WHEN_ALWAYS = 0,
+	CBB_WHEN_SUCCESS = 1,
+	CBB_WHEN_FAILURE = 2,
+} cbb_when_t;
+
 typedef struct {
 	cbb_stage_t stage;
 	cbb_action_t action;
 	bool recursive;
 	bool every_attempt; /* --every-attempt: stage in again on requeue */
+	cbb_when_t when;    /* stage-out only */
+	bool skip;          /* set by the stage-out hooks: --when says no */
 	unsigned line;     /* script line the directive starts on */
 	unsigned index;    /* 1-based position among all directives */
 	unsigned symbols;  /* CBB_SYM_* bits expanded on this line */
@@ -44,6 +53,7 @@ typedef struct {
 	size_t nlate;
 	unsigned slurm_words_line;    /* first line with capacity=/pool= */
 	bool has_percent;             /* Slurm will rewrite the script */
+	unsigned n_errors;            /* bad directives found */
 } cbb_plan_t;
 
 typedef struct {
@@ -54,12 +64,22 @@ typedef struct {
 	 * stage hooks, which get lines Slurm already expanded.
 	 */
 	bool expand;
+	/*
+	 * When set, called with every error in script order (the first
+	 * too), as a compiler lists them; `err` then holds the first alone.
+	 * When NULL, `err` holds the first and, if there were more,
+	 * " (and N more: run conduit-bb check)".
+	 */
+	void (*each_error)(void *ud, const char *msg);
+	void *ud;
 } cbb_parse_opts_t;
 
 /*
- * Parse a whole job script.  On error returns -1 with a one-line
- * message "line N: #CONDUIT_PRE: <problem>" in `err`.
- * The plan must be freed with cbb_plan_free() in both cases.
+ * Parse a whole job script.  Every directive is checked, so all bad
+ * ones are found in one pass.  On error returns -1 with a one-line
+ * message "line N: #CONDUIT_PRE: <problem>" in `err` (see each_error);
+ * plan->n_errors counts them.  The plan must be freed with
+ * cbb_plan_free() in both cases.
  */
 int cbb_parse_script(const char *text, size_t len,
 		     const cbb_parse_opts_t *opts, cbb_plan_t *plan,
@@ -68,5 +88,6 @@ void cbb_plan_free(cbb_plan_t *plan);
 
 const char *cbb_stage_name(cbb_stage_t s);   /* "PRE" / "POST" */
 const char *cbb_action_name(cbb_action_t a); /* "cp" / "mv" */
+const char *cbb_when_name(cbb_when_t w);     /* "always", ... */
 
 #endif

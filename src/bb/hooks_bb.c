@@ -55,7 +55,7 @@ static int l_job_process(lua_State *L)
 	const char *path = lua_type(L, 1) == LUA_TSTRING ?
 				   lua_tostring(L, 1) : NULL;
 	long uid = cbb_arg_id(L, 2);
-	cbb_parse_opts_t opts;
+	cbb_parse_opts_t opts = { 0 };
 	cbb_bbcall_t *c;
 	cbb_err_t err;
 	int n;
@@ -168,7 +168,7 @@ int cbb_l_parse(lua_State *L)
 {
 	size_t len;
 	const char *text = luaL_checklstring(L, 1, &len);
-	cbb_parse_opts_t opts;
+	cbb_parse_opts_t opts = { 0 };
 	cbb_bbcall_t *c;
 	cbb_err_t err;
 	unsigned long uid = 0;

@@ -16,11 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bbcall.h"
 #include "jobstate.h"
 #include "key.h"
+#include "outcome.h"
 #include "script.h"
 #include "stage.h"
 #include "statefile.h"
@@ -97,7 +99,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 			 cbb_err_t *err)
 {
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 3);
-	cbb_parse_opts_t o;
+	cbb_parse_opts_t o = { 0 };
 
 	if (job_id < 0 || uid < 0)
 		return cbb_err(err, "conduit_bb: bad job id or uid argument");
@@ -125,6 +127,65 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	return 0;
 }
 
+/*
+ * #CONDUIT_POST --when=: mark the directives this job's outcome skips
+ * (stage.c leaves them alone) and record each once per attempt for
+ * bbstat, logging it the first time.  Stage-out only; a record that
+ * cannot be written only costs the bbstat row.
+ */
+static void apply_when(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
+{
+	cbb_outcome_t o;
+	cbb_recs_t had;
+	cbb_err_t err;
+	uint32_t a = cbb_attempt(j, CBB_STAGE_OUT);
+	size_t i, k;
+
+	cbb_outcome(c->have_state, c->job_state, c->have_exit, c->exit_code,
+		    &o);
+	for (i = 0; i < c->plan.n; i++) {
+		cbb_directive_t *d = &c->plan.v[i];
+
+		d->skip = d->stage == CBB_STAGE_OUT && !cbb_when_runs(d->when, &o);
+	}
+	cbb_err_clear(&err);
+	if (cbb_skips_load(&c->base.cfg, c->base.cluster, j->job_id,
+			   j->restart, j->submit, &had, &err) < 0)
+		return;
+	for (i = 0; i < c->plan.n; i++) {
+		const cbb_directive_t *d = &c->plan.v[i];
+		cbb_rec_t r;
+		char text[48], msg[160];
+
+		if (!d->skip)
+			continue;
+		for (k = 0; k < had.n; k++)
+			if (had.v[k].attempt == a && had.v[k].index == d->index)
+				break;
+		if (k < had.n)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.restart = j->restart;
+		r.submit = j->submit;
+		r.type = CBB_KEY_POST;
+		r.attempt = a;
+		r.index = d->index;
+		r.made = (int64_t)time(NULL);
+		r.kind = CBB_REC_SKIPPED;
+		snprintf(r.id, sizeof(r.id), "%s:%s:%u:%s",
+			 cbb_when_name(d->when), o.why, d->line, j->user);
+		if (cbb_skips_add(&c->base.cfg, c->base.cluster, j->job_id, &r,
+				  &err) < 0)
+			break;
+		cbb_outcome_text(o.why, text, sizeof(text));
+		snprintf(msg, sizeof(msg), "job %u: line %u: stage-out skipped "
+			 "(when=%s, %s)", j->job_id, d->line,
+			 cbb_when_name(d->when), text);
+		cbb_call_queue_log(c, CBB_LOG_INFO, msg);
+	}
+	cbb_recs_free(&had);
+}
+
 static int data_hook(lua_State *L, cbb_stage_t stage)
 {
 	cbb_bbcall_t *c = cbb_bbcall_new(L);
@@ -134,6 +195,8 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
 
 	cbb_err_clear(&err);
 	rc = stage_prepare(L, c, &j, &err);
+	if (rc == 0 && stage == CBB_STAGE_OUT)
+		apply_when(c, &j);
 	if (rc == 0)
 		rc = cbb_stage_start(&j, &c->plan, stage, &err);
 	if (rc < 0)
@@ -198,6 +261,8 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);
 	}
+	if (stage == CBB_STAGE_OUT)
+		apply_when(c, &j);
 	if (torn_down(c)) {
 		/*
 		 * Slurm keeps polling after a teardown (scancel, or
@@ -347,6 +412,20 @@ static const char status_usage[] =
  * (scontrol takes --json as its own option, so users write "json";
  * "--json" is accepted too, for callers that reach the hook directly.)
  */
+/* Keep the skipped rows of the caller's own jobs (ids end ":<uid>"). */
+static void own_skips(cbb_recs_t *skips, const char *uid)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < skips->n; i++) {
+		const char *u = strrchr(skips->v[i].id, ':');
+
+		if (u && !strcmp(u + 1, uid))
+			skips->v[n++] = skips->v[i];
+	}
+	skips->n = n;
+}
+
 static int l_get_status(lua_State *L)
 {
 	int top = lua_gettop(L), i;
@@ -355,8 +434,10 @@ static int l_get_status(lua_State *L)
 	const char *what = arg_str(L, 3);
 	cbb_bbcall_t *c;
 	cbb_err_t err;
+	cbb_recs_t skips;
 	bool transport;
 	char rx[CBB_KEY_MAX], user[24];
+	int rc;
 
 	for (i = 4; i <= top; i++) {
 		const char *a = arg_str(L, i);
@@ -391,8 +472,19 @@ static int l_get_status(lua_State *L)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return done(L, c, -1, err.msg);
 	}
-	if (cbb_status_render(&c->transfers, (uint32_t)job_id, json,
-			      &c->base.out) < 0) {
+	/* a StateDir problem only costs the skipped rows */
+	if (cbb_skips_load(&c->base.cfg, c->base.cluster, (uint32_t)job_id,
+			   UINT32_MAX, 0, &skips, &err) < 0) {
+		skips.v = NULL;
+		skips.n = 0;
+		cbb_err_clear(&err);
+	}
+	if (caller != 0)
+		own_skips(&skips, user);
+	rc = cbb_status_render(&c->transfers, &skips, (uint32_t)job_id, json,
+			       &c->base.out);
+	cbb_recs_free(&skips);
+	if (rc < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
 		return done(L, c, -1, err.msg);
 	}
@@ -474,7 +566,7 @@ static int l_paths(lua_State *L)
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
 	const char *path_file = arg_str(L, 3);
 	cbb_bbcall_t *c = cbb_bbcall_new(L);
-	cbb_parse_opts_t o;
+	cbb_parse_opts_t o = { 0 };
 	cbb_err_t err;
 	char key[CBB_KEY_MAX], safe[CBB_CLUSTER_MAX], *in = NULL, *out = NULL;
 	size_t nin, nout;

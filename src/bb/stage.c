@@ -290,7 +290,7 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		const cbb_transfer_t *x;
 		long kept;
 
-		if (d->stage != stage)
+		if (d->stage != stage || d->skip)
 			continue;
 		n++;
 		memset(v, 0, sizeof(*v));
@@ -472,7 +472,7 @@ static size_t count_stage(const cbb_plan_t *plan, cbb_stage_t stage)
 	size_t i, n = 0;
 
 	for (i = 0; i < plan->n; i++)
-		n += plan->v[i].stage == stage;
+		n += plan->v[i].stage == stage && !plan->v[i].skip;
 	return n;
 }
 

@@ -1,6 +1,7 @@
 /* statefile.c - see statefile.h */
 #include "statefile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -196,7 +198,7 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 	    (size_t)used != len || rs > 0xffffffffUL || ty > 2 ||
 	    at > 0xffffffffUL || ix > 0xffffffffUL || kind[1] ||
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
-	     kind[0] != CBB_REC_LOST))
+	     kind[0] != CBB_REC_LOST && kind[0] != CBB_REC_SKIPPED))
 		return false;
 	r->restart = (uint32_t)rs;
 	r->submit = sub;
@@ -233,9 +235,9 @@ static bool rec_ours(const cbb_rec_t *r, uint32_t restart, int64_t submit)
 	return r->type == CBB_KEY_POST && r->attempt + 1 == r->restart;
 }
 
-int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
-		  uint32_t job_id, uint32_t restart, int64_t submit,
-		  cbb_recs_t *out, cbb_err_t *err)
+static int recs_load(const cbb_config_t *cfg, const char *cluster,
+		     uint32_t job_id, const char *what, uint32_t restart,
+		     int64_t submit, cbb_recs_t *out, cbb_err_t *err)
 {
 	cbb_buf_t keep;
 	char *text, *p, *nl;
@@ -246,7 +248,7 @@ int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
 	out->n = 0;
 	if (cbb_state_dir_check(cfg, true, err) < 0)
 		return -1;
-	fd = state_open(cfg, cluster, job_id, "started", O_RDWR, NULL);
+	fd = state_open(cfg, cluster, job_id, what, O_RDWR, NULL);
 	if (fd < 0)
 		return 0;
 	(void)flock(fd, LOCK_EX);
@@ -283,13 +285,30 @@ int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
 	return 0;
 }
 
-int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
-		 uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err)
+int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
+		  uint32_t job_id, uint32_t restart, int64_t submit,
+		  cbb_recs_t *out, cbb_err_t *err)
+{
+	return recs_load(cfg, cluster, job_id, "started", restart, submit,
+			 out, err);
+}
+
+int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t job_id, uint32_t restart, int64_t submit,
+		   cbb_recs_t *out, cbb_err_t *err)
+{
+	return recs_load(cfg, cluster, job_id, "skipped", restart, submit,
+			 out, err);
+}
+
+static int recs_add(const cbb_config_t *cfg, const char *cluster,
+		    uint32_t job_id, const char *what, const cbb_rec_t *r,
+		    cbb_err_t *err)
 {
 	char line[256];
 	int fd, n;
 
-	fd = state_open(cfg, cluster, job_id, "started",
+	fd = state_open(cfg, cluster, job_id, what,
 			O_WRONLY | O_CREAT | O_APPEND, err);
 	if (fd < 0)
 		return -1;
@@ -337,10 +356,62 @@ bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 	return true;
 }
 
+int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
+		 uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err)
+{
+	return recs_add(cfg, cluster, job_id, "started", r, err);
+}
+
+int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
+		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err)
+{
+	return recs_add(cfg, cluster, job_id, "skipped", r, err);
+}
+
+/*
+ * Remove *.skipped files older than CBB_SKIPPED_KEEP_S.  They outlive
+ * their job's teardown on purpose (bbstat shows skipped stage-outs after
+ * the job ends), so each teardown sweeps the old ones: one readdir of a
+ * directory that holds only a few small files per recent job.
+ */
+static void sweep_skipped(const cbb_config_t *cfg)
+{
+	cbb_err_t ignored;
+	struct dirent *e;
+	struct stat st;
+	time_t now = time(NULL);
+	int dfd, fd;
+	DIR *d;
+
+	cbb_err_clear(&ignored);
+	dfd = dir_open(cfg, false, &ignored);
+	if (dfd < 0)
+		return;
+	fd = dup(dfd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		close(dfd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (n > 8 && !strcmp(e->d_name + n - 8, ".skipped") &&
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_mtime + CBB_SKIPPED_KEEP_S < now)
+			(void)unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+	close(dfd);
+}
+
 void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
 		      uint32_t job_id)
 {
 	state_unlink(cfg, cluster, job_id, "down");
 	state_unlink(cfg, cluster, job_id, "started");
 	state_unlink(cfg, cluster, job_id, "asked");
+	sweep_skipped(cfg);
 }

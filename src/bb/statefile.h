@@ -6,6 +6,8 @@
  *   <cluster>.<job>.started  transfers the stage hooks started
  *   <cluster>.<job>.down     when the Conduit server was first unreachable
  *   <cluster>.<job>.asked    when Slurm was last asked about the job
+ *   <cluster>.<job>.skipped  stage-outs that --when= skipped, kept after
+ *                            teardown for bbstat, swept after 7 days
  *
  * StateDir must be a real directory (not a symlink) owned by root or by
  * the user the hooks run as (SlurmUser), writable by nobody else; every
@@ -46,7 +48,10 @@ typedef enum {
 	CBB_REC_STARTED = 'S', /* StartTransfer returned this id */
 	CBB_REC_UNSURE = 'U',  /* StartTransfer's outcome is unknown */
 	CBB_REC_LOST = 'L',    /* the id never showed up: given up */
+	CBB_REC_SKIPPED = 'K', /* --when= skipped it: when:outcome:line:uid */
 } cbb_rec_kind_t;
+
+#define CBB_SKIPPED_KEEP_S (7 * 86400)
 
 typedef struct {
 	uint32_t restart;  /* Slurm's restart count when written */
@@ -77,6 +82,12 @@ int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
 int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
 		 uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
 void cbb_recs_free(cbb_recs_t *r);
+/* The same for the stage-outs --when= skipped (the .skipped file). */
+int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t job_id, uint32_t restart, int64_t submit,
+		   cbb_recs_t *out, cbb_err_t *err);
+int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
+		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
 
 /*
  * Whether it is time to ask Slurm again about a job whose transfers are
@@ -87,7 +98,10 @@ void cbb_recs_free(cbb_recs_t *r);
 bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 		 uint32_t job_id, unsigned every_s);
 
-/* Forget the started/down/asked files of a job that is over. */
+/*
+ * Forget the started/down/asked files of a job that is over (its
+ * .skipped file stays for bbstat), and sweep old .skipped files.
+ */
 void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
 		      uint32_t job_id);
 

@@ -7,12 +7,15 @@
 #include <string.h>
 
 #include "key.h"
+#include "outcome.h"
 #include "stage.h"
 
 typedef struct {
 	cbb_key_t key;
-	const cbb_transfer_t *t;
+	const cbb_transfer_t *t; /* NULL for a skipped stage-out */
 	unsigned attempts;
+	char when[16];           /* skipped: the directive's --when= */
+	char outcome[48];        /* skipped: "job exit 1", ... */
 } row_t;
 
 static int by_attempt_dir_index(const void *a, const void *b)
@@ -55,7 +58,42 @@ static size_t collect(const cbb_transfers_t *t, row_t *rows, long *last)
 			*last = (long)key.restart;
 		n++;
 	}
-	qsort(rows, n, sizeof(*rows), by_attempt_dir_index);
+	return n;
+}
+
+/* Rows for stage-outs that --when= skipped ("when:outcome:line" ids). */
+static size_t collect_skips(const cbb_recs_t *skips, row_t *rows, size_t n,
+			    long *last)
+{
+	size_t i, k;
+
+	for (i = 0; skips && i < skips->n; i++) {
+		const cbb_rec_t *r = &skips->v[i];
+		char when[16], why[32];
+		unsigned line;
+		row_t *w = &rows[n];
+
+		if (r->kind != CBB_REC_SKIPPED ||
+		    sscanf(r->id, "%15[a-z]:%31[^:]:%u", when, why, &line) != 3)
+			continue;
+		for (k = 0; k < n; k++)
+			if (rows[k].key.type == CBB_KEY_POST &&
+			    rows[k].key.index == r->index &&
+			    rows[k].key.restart == r->attempt)
+				break;
+		if (k < n)
+			continue;
+		memset(w, 0, sizeof(*w));
+		w->key.type = CBB_KEY_POST;
+		w->key.index = r->index;
+		w->key.restart = r->attempt;
+		w->key.line = line;
+		snprintf(w->when, sizeof(w->when), "%s", when);
+		cbb_outcome_text(why, w->outcome, sizeof(w->outcome));
+		if ((long)r->attempt > *last)
+			*last = (long)r->attempt;
+		n++;
+	}
 	return n;
 }
 
@@ -108,6 +146,14 @@ static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 		json_object_set_new(o, "line", json_integer(rows[i].key.line));
 		json_object_set_new(o, "index", json_integer(rows[i].key.index));
 		json_object_set_new(o, "attempt", json_integer(rows[i].key.restart));
+		if (!t) {
+			json_object_set_new(o, "state", json_string("SKIPPED"));
+			json_object_set_new(o, "when", json_string(rows[i].when));
+			json_object_set_new(o, "outcome",
+					    json_string(rows[i].outcome));
+			json_array_append_new(arr, o);
+			continue;
+		}
 		json_object_set_new(o, "transfer_id",
 				    json_string(safe(id, sizeof(id), t->id)));
 		json_object_set_new(o, "state", json_string(cbb_state_name(t->state)));
@@ -133,10 +179,10 @@ static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 	return rc;
 }
 
-int cbb_status_render(const cbb_transfers_t *t, uint32_t job_id, bool json,
-		      cbb_buf_t *out)
+int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
+		      uint32_t job_id, bool json, cbb_buf_t *out)
 {
-	row_t *rows = calloc(t->n ? t->n : 1, sizeof(*rows));
+	row_t *rows = calloc(t->n + (skips ? skips->n : 0) + 1, sizeof(*rows));
 	long restart;
 	size_t n, i;
 	int rc = 0;
@@ -144,6 +190,8 @@ int cbb_status_render(const cbb_transfers_t *t, uint32_t job_id, bool json,
 	if (!rows)
 		return -1;
 	n = collect(t, rows, &restart);
+	n = collect_skips(skips, rows, n, &restart);
+	qsort(rows, n, sizeof(*rows), by_attempt_dir_index);
 	if (json) {
 		rc = render_json(rows, n, job_id, restart, out);
 		free(rows);
@@ -161,6 +209,17 @@ int cbb_status_render(const cbb_transfers_t *t, uint32_t job_id, bool json,
 	for (i = 0; i < n; i++) {
 		const cbb_transfer_t *x = rows[i].t;
 		char bytes[32], rate[40], id[160], msg[160];
+
+		if (!x) {
+			snprintf(msg, sizeof(msg), "SKIPPED (when=%s, %s)",
+				 rows[i].when, rows[i].outcome);
+			rc |= cbb_buf_printf(out, "%-4s %-5u %-3u %-27s %7s "
+					     "%11s %13s  %-36s\n", "out",
+					     rows[i].key.line,
+					     rows[i].key.restart, msg, "-",
+					     "-", "-", "-");
+			continue;
+		}
 
 		human(bytes, sizeof(bytes), x->bytes, "");
 		human(rate, sizeof(rate), x->rate, "/s");

@@ -1,7 +1,8 @@
 /*
  * status.h - `scontrol show bbstat conduit JOBID [json]`: one row per
  * directive and run attempt (a requeued job has an attempt per run),
- * from one Query's worth of transfers.  Text that comes from the server
+ * from one Query's worth of transfers and the stage-outs that --when=
+ * skipped.  Text that comes from the server
  * (transfer ids, error messages) is shown with control characters
  * escaped, so it cannot drive the reader's terminal.
  */
@@ -13,8 +14,13 @@
 
 #include "buf.h"
 #include "conduit.h"
+#include "statefile.h"
 
-int cbb_status_render(const cbb_transfers_t *t, uint32_t job_id, bool json,
-		      cbb_buf_t *out);
+/*
+ * skips (may be NULL): the job's .skipped records, shown as
+ * "SKIPPED (when=success, job exit 1)" rows.
+ */
+int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
+		      uint32_t job_id, bool json, cbb_buf_t *out);
 
 #endif

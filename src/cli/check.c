@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"\n"
 		"check parses the #CONDUIT directives of a batch script the way\n"
 		"the Slurm plugin will at submission, and prints the transfers,\n"
-		"warnings, or the error sbatch would report.\n"
+		"warnings, or every error (sbatch names the first).\n"
 		"network checks the session request in an --network value.\n");
 }
 
@@ -245,16 +245,18 @@ static void put_path(const char *p)
 }
 
 static void print_text(const char *script, const cbb_plan_t *p,
-		       const list_t *w, const char *error)
+		       const list_t *w, const list_t *errors)
 {
 	size_t i, k, in = 0;
 
 	for (i = 0; i < w->n; i++)
 		printf("warning: %s\n", w->v[i]);
-	if (error) {
-		printf("%s: error: %s\n", script, error);
+	for (i = 0; i < errors->n; i++)
+		printf("%s: error: %s\n", script, errors->v[i]);
+	if (errors->n > 1)
+		printf("%s: %zu errors\n", script, errors->n);
+	if (errors->n)
 		return;
-	}
 	for (i = 0; i < p->n; i++)
 		in += p->v[i].stage == CBB_STAGE_IN;
 	if (p->n == 0) {
@@ -267,10 +269,12 @@ static void print_text(const char *script, const cbb_plan_t *p,
 	for (i = 0; i < p->n; i++) {
 		const cbb_directive_t *d = &p->v[i];
 
-		printf("line %u: %-9s %s%s%s ", d->line,
+		printf("line %u: %-9s %s%s%s%s%s ", d->line,
 		       d->stage == CBB_STAGE_IN ? "stage-in" : "stage-out",
 		       cbb_action_name(d->action), d->recursive ? " -r" : "",
-		       d->every_attempt ? " --every-attempt" : "");
+		       d->every_attempt ? " --every-attempt" : "",
+		       d->when ? " --when=" : "",
+		       d->when ? cbb_when_name(d->when) : "");
 		for (k = 0; k < d->nsources; k++) {
 			put_path(d->sources[k]);
 			putchar(' ');
@@ -282,18 +286,23 @@ static void print_text(const char *script, const cbb_plan_t *p,
 }
 
 static int print_json(const char *script, const cbb_plan_t *p,
-		      const list_t *w, const char *error)
+		      const list_t *w, const list_t *errors)
 {
 	json_t *root = json_object(), *dirs = json_array(), *warns = json_array();
+	json_t *errs = json_array();
+	const char *error = errors->n ? errors->v[0] : NULL;
 	size_t i, k;
 	int rc;
 
-	if (!root || !dirs || !warns)
+	if (!root || !dirs || !warns || !errs)
 		return -1;
 	json_object_set_new(root, "script", json_string(script));
 	json_object_set_new(root, "ok", json_boolean(!error));
 	json_object_set_new(root, "error", error ? json_string(error) :
 						   json_null());
+	for (i = 0; i < errors->n; i++)
+		json_array_append_new(errs, json_string(errors->v[i]));
+	json_object_set_new(root, "errors", errs);
 	for (i = 0; !error && i < p->n; i++) {
 		const cbb_directive_t *d = &p->v[i];
 		json_t *o = json_object(), *src = json_array();
@@ -307,6 +316,9 @@ static int print_json(const char *script, const cbb_plan_t *p,
 		json_object_set_new(o, "recursive", json_boolean(d->recursive));
 		json_object_set_new(o, "every_attempt",
 				    json_boolean(d->every_attempt));
+		if (d->stage == CBB_STAGE_OUT)
+			json_object_set_new(o, "when",
+					    json_string(cbb_when_name(d->when)));
 		json_object_set_new(o, "sources", src);
 		json_object_set_new(o, "destination", json_string(d->destination));
 		json_array_append_new(dirs, o);
@@ -321,13 +333,19 @@ static int print_json(const char *script, const cbb_plan_t *p,
 	return rc;
 }
 
+/* The parser's each_error: every bad directive, in script order. */
+static void add_error(void *ud, const char *msg)
+{
+	list_add(ud, "%s", msg);
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	cbb_config_t cfg;
-	cbb_parse_opts_t po;
+	cbb_parse_opts_t po = { 0 };
 	cbb_plan_t plan;
 	cbb_err_t err;
-	list_t warns = { NULL, 0 };
+	list_t warns = { NULL, 0 }, errors = { NULL, 0 };
 	char *text = NULL;
 	size_t len;
 	opts_t o;
@@ -345,13 +363,18 @@ static int cmd_check(int argc, char **argv)
 	po.cfg = &cfg;
 	po.job = &o.job;
 	po.expand = true;
+	po.each_error = add_error;
+	po.ud = &errors;
 	rc = cbb_parse_script(text, len, &po, &plan, &err);
+	if (rc < 0 && errors.n == 0) /* a whole-script error, or memory */
+		list_add(&errors, "%s", err.msg);
 	collect_warnings(&o, &cfg, &plan, &warns);
 	if (o.json)
-		print_json(o.script, &plan, &warns, rc < 0 ? err.msg : NULL);
+		print_json(o.script, &plan, &warns, &errors);
 	else
-		print_text(o.script, &plan, &warns, rc < 0 ? err.msg : NULL);
+		print_text(o.script, &plan, &warns, &errors);
 	list_free(&warns);
+	list_free(&errors);
 	cbb_plan_free(&plan);
 	cbb_config_free(&cfg);
 	free(text);

@@ -5,7 +5,7 @@
 # server, all on 127.0.0.1.  Jobs run as alice.  Prints one line per
 # check, each naming the Slurm ("ok - [24.11] ..."), and
 # "e2e: N passed, N failed".  CBB_E2E_PARTS chooses the scenarios (all by
-# default: basic restarts faults workloads wave).
+# default: basic restarts faults workloads features wave).
 set -u
 . "$(dirname "$0")/lib.sh"
 E2E=$HERE/tests/e2e
@@ -36,7 +36,7 @@ expect "cluster starts: munged, Conduit test server, slurmctld, slurmd; node idl
 note "Slurm $(in_root /usr/sbin/slurmctld -V) in $R; slurmctld loaded $(lua_of_slurmctld)"
 note "setup took $((t0 - t_start)) s, cluster start $(( $(date +%s) - t0 )) s"
 
-for part in ${CBB_E2E_PARTS:-basic restarts faults workloads wave}; do
+for part in ${CBB_E2E_PARTS:-basic restarts faults workloads features wave}; do
 	t0=$(date +%s)
 	. "$E2E/$part.sh"
 	note "$part took $(( $(date +%s) - t0 )) s"

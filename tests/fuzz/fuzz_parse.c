@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (sel % 4) {
 	case 0:
 	case 1: {
-		cbb_parse_opts_t o = { &cfg, &job, sel % 4 == 0 };
+		cbb_parse_opts_t o = { &cfg, &job, sel % 4 == 0, NULL, NULL };
 		cbb_plan_t plan;
 
 		if (sel & 4) /* sometimes with the site's allow-lists */

@@ -110,6 +110,22 @@ describe("conduit_bb module", function()
       assert.is_nil(msg:find("\n"))
     end)
 
+    it("names the first bad directive and counts the rest", function()
+      load_module()
+      local path = write("bad3.sh", table.concat({
+        "#!/bin/bash",
+        "#CONDUIT_PRE cp --user=root /archive/a /scratch/",
+        "#CONDUIT_PRE cp /archive/ok /scratch/",
+        "#CONDUIT_PRE rsync /archive/b /scratch/",
+        "#CONDUIT_POST cp /scratch/c",
+        "" }, "\n"))
+      local rc, msg = slurm_bb_job_process(path, "1000", "1000", job_info({ job_id = 3 }))
+      assert.are.equal(-1, rc)
+      assert.matches("^line 2: #CONDUIT_PRE: option '%-%-user=root' is not allowed", msg)
+      assert.matches(" %(and 2 more: run conduit%-bb check%)$", msg)
+      assert.is_nil(msg:find("\n"))
+    end)
+
     it("applies the site's allowed directories", function()
       load_module()
       local path = write("outside.sh", "#!/bin/bash\n#CONDUIT_PRE cp /etc/shadow /scratch/x\n")

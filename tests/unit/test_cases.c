@@ -95,9 +95,12 @@ static void render(const cbb_plan_t *plan, cbb_buf_t *out)
 	for (i = 0; i < plan->n; i++) {
 		const cbb_directive_t *d = &plan->v[i];
 
-		cbb_buf_printf(out, "%s %s%s line=%u", cbb_stage_name(d->stage),
+		cbb_buf_printf(out, "%s %s%s%s%s line=%u",
+			       cbb_stage_name(d->stage),
 			       cbb_action_name(d->action),
-			       d->recursive ? " -r" : "", d->line);
+			       d->recursive ? " -r" : "",
+			       d->when ? " when=" : "",
+			       d->when ? cbb_when_name(d->when) : "", d->line);
 		for (k = 0; k < d->nsources; k++)
 			cbb_buf_printf(out, " <%s>", d->sources[k]);
 		cbb_buf_printf(out, " -> <%s>\n", d->destination);
@@ -117,7 +120,7 @@ static void run_case(void **state)
 	const char *name = *state;
 	char *script, *expected, *jobtext, *conf, *mode, store[4096];
 	cbb_config_t cfg;
-	cbb_parse_opts_t opts;
+	cbb_parse_opts_t opts = { 0 };
 	cbb_plan_t plan;
 	cbb_job_t job;
 	cbb_err_t err;

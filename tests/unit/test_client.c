@@ -1,10 +1,12 @@
-/* test_client.c - key, pick, status, jobstate, statefile, percent-decode. */
+/* test_client.c - key, pick, status, jobstate, statefile, percent-decode,
+ * job outcomes for --when=. */
 #include "cmocka_all.h"
 
 #include <unistd.h>
 
 #include "jobstate.h"
 #include "key.h"
+#include "outcome.h"
 #include "stage.h"
 #include "statefile.h"
 #include "status.h"
@@ -110,7 +112,7 @@ static void test_status(void **state)
 	v[2].error_message = (char *)(uintptr_t)"pftool\nexited 3\xc2\x9b";
 	v[3] = T("d-foreign", "not ours", 100, 0, 1);
 	cbb_buf_init(&out, 0);
-	assert_int_equal(cbb_status_render(&t, 5, false, &out), 0);
+	assert_int_equal(cbb_status_render(&t, NULL, 5, false, &out), 0);
 	/* every attempt has its rows; server text cannot drive a terminal */
 	assert_string_equal(out.data,
 		"DIR  LINE  ATT STATE                         FILES       BYTES          RATE  TRANSFER_ID                           ERROR\n"
@@ -118,12 +120,12 @@ static void test_status(void **state)
 		"in   4     1   TRANSFER_DATA_TRANSFERRING        2     3.0 MiB     1.5 KiB/s  b-restart1                            \n"
 		"out  9     1   TRANSFER_ERROR                    0         0 B         0 B/s  c-out\\x1b[2J                          ERROR_PFTOOL_FAILED: pftool\\x0aexited 3\\xc2\\x9b\n");
 	cbb_buf_reset(&out);
-	assert_int_equal(cbb_status_render(&t, 5, true, &out), 0);
+	assert_int_equal(cbb_status_render(&t, NULL, 5, true, &out), 0);
 	assert_non_null(strstr(out.data, "{\"job_id\":5,\"restart\":1,\"transfers\":[{\"direction\":\"in\",\"line\":4,\"index\":1,\"attempt\":0,\"transfer_id\":\"a-old\",\"state\":\"TRANSFER_FINALIZED\""));
 	assert_non_null(strstr(out.data, "\"transfer_id\":\"c-out\\\\x1b[2J\""));
 	cbb_buf_reset(&out);
 	t.n = 0;
-	assert_int_equal(cbb_status_render(&t, 5, false, &out), 0);
+	assert_int_equal(cbb_status_render(&t, NULL, 5, false, &out), 0);
 	assert_string_equal(out.data, "No Conduit transfers found for Slurm job 5\n");
 	cbb_buf_free(&out);
 }
@@ -321,6 +323,54 @@ static void test_state_dir(void **state)
 	cbb_config_free(&cfg);
 }
 
+/* Every base state Slurm can report at stage-out, and no state at all. */
+static void test_outcome(void **state)
+{
+	static const struct {
+		bool have_state;
+		uint32_t st, exit_code;
+		bool known, success;
+		const char *why;
+	} c[] = {
+		{ true, 3, 0, true, true, "exit=0" },
+		{ true, 3 | 0x8000, 0, true, true, "exit=0" }, /* + a flag */
+		{ true, 5, 256, true, false, "exit=1" },
+		{ true, 5, 9, true, false, "signal=9" },
+		{ true, 4, 0, true, false, "CANCELLED" },
+		{ true, 6, 0, true, false, "TIMEOUT" },
+		{ true, 7, 0, true, false, "NODE_FAIL" },
+		{ true, 8, 0, true, false, "PREEMPTED" },
+		{ true, 11, 0, true, false, "OUT_OF_MEMORY" },
+		{ true, 0, 0, true, false, "requeued" },
+		{ true, 1, 0, false, false, "unknown" },  /* RUNNING */
+		{ true, 12, 0, false, false, "unknown" }, /* a future state */
+		{ false, 3, 0, false, false, "unknown" },
+	};
+	cbb_outcome_t o;
+	char text[48];
+	size_t i;
+	(void)state;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		cbb_outcome(c[i].have_state, c[i].st, true, c[i].exit_code, &o);
+		assert_int_equal(o.known, c[i].known);
+		assert_int_equal(o.success, c[i].success);
+		assert_string_equal(o.why, c[i].why);
+		/* unknown runs everything; known runs what --when= says */
+		assert_true(cbb_when_runs(CBB_WHEN_ALWAYS, &o));
+		assert_int_equal(cbb_when_runs(CBB_WHEN_SUCCESS, &o),
+				 !o.known || o.success);
+		assert_int_equal(cbb_when_runs(CBB_WHEN_FAILURE, &o),
+				 !o.known || !o.success);
+	}
+	cbb_outcome_text("exit=1", text, sizeof(text));
+	assert_string_equal(text, "job exit 1");
+	cbb_outcome_text("signal=9", text, sizeof(text));
+	assert_string_equal(text, "job killed by signal 9");
+	cbb_outcome_text("TIMEOUT", text, sizeof(text));
+	assert_string_equal(text, "job TIMEOUT");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -332,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_percent_decode),
 		cmocka_unit_test(test_statefile),
 		cmocka_unit_test(test_state_dir),
+		cmocka_unit_test(test_outcome),
 	};
 	return cmocka_run_group_tests_name("client", tests, NULL, NULL);
 }

@@ -1,0 +1,62 @@
+# features.sh - what no other burst-buffer plugin offers (sourced by
+# run.sh): stage-out decided by how the job really ended (#CONDUIT_POST
+# --when=), and sbatch's refusal counting every bad directive.
+
+# ---- conditional stage-out ----------------------------------------------------
+mkdir -p "$R/data/when"
+chown 2001:2001 "$R/data/when"
+write_job when.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_POST --when=success cp /home/alice/jobs/when-%j.res /data/when/
+#CONDUIT_POST cp /home/alice/jobs/when-%j.log /data/when/
+#CONDUIT_POST --when=failure cp /home/alice/jobs/when-%j.ckpt /data/when/
+for f in res log ckpt; do echo "$f $SLURM_JOB_ID" > /home/alice/jobs/when-$SLURM_JOB_ID.$f; done
+exit "${WHEN_EXIT:-0}"
+JOB
+W0=$(submit when.sh --export=ALL,WHEN_EXIT=0)
+W1=$(submit when.sh --export=ALL,WHEN_EXIT=1)
+expect "sbatch accepts #CONDUIT_POST --when=success|failure" sh -c "[ -n '$W0' ] && [ -n '$W1' ]"
+expect "a job that exits 0 ends COMPLETED" wait_for 90 state_is "$W0" COMPLETED
+expect "a job that exits 1 ends FAILED" wait_for 90 state_is "$W1" FAILED
+arrived() { # arrived JOB: which of res,log,ckpt reached /data/when
+	got=
+	for f in res log ckpt; do
+		[ -f "$R/data/when/when-$1.$f" ] && got="$got${got:+,}$f"
+	done
+	echo "$got"
+}
+arrived_is() { [ "$(arrived "$1")" = "$2" ]; }
+expect "exit 0: results and logs staged out, checkpoints not" wait_for 60 arrived_is "$W0" res,log
+expect "exit 1: logs and checkpoints staged out, results not" wait_for 60 arrived_is "$W1" log,ckpt
+expect "... a skipped directive never reaches the server (2 starts each)" \
+	sh -c "[ $(starts_for "$W0") = 2 ] && [ $(starts_for "$W1") = 2 ]"
+expect "bbstat shows the skipped row for exit 0 (when=failure, job exit 0)" \
+	sh -c "chroot --userspec=alice:alice $R scontrol show bbstat conduit $W0 | grep -qE '^out +5 +0 +SKIPPED \(when=failure, job exit 0\)'"
+expect "bbstat shows the skipped row for exit 1 (when=success, job exit 1)" \
+	sh -c "chroot --userspec=alice:alice $R scontrol show bbstat conduit $W1 | grep -qE '^out +3 +0 +SKIPPED \(when=success, job exit 1\)'"
+expect "... but not to another user" \
+	sh -c "! chroot --userspec=bob:bob $R scontrol show bbstat conduit $W1 | grep -q SKIPPED"
+expect "after teardown only the .skipped record stays (for bbstat)" \
+	wait_for 30 sh -c "[ \"\$(ls $R/var/spool/conduit_bb | grep -E '^conduit\\.$W1\\.')\" = conduit.$W1.skipped ]"
+expect "a skipped stage-out is not a failure: no hook reason on either job" \
+	sh -c "! chroot $R scontrol show job $W0 $W1 | grep -q 'slurm_bb_'"
+
+# ---- every bad directive at once ----------------------------------------------
+write_job bad3.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp --user=root /data/in/a.txt /home/alice/jobs/x.txt
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/fine.txt
+#CONDUIT_PRE rsync /data/in/b.txt /home/alice/jobs/
+#CONDUIT_PRE --when=success cp /data/in/b.txt /home/alice/jobs/
+true
+JOB
+expect "sbatch refuses a script with three bad directives" \
+	sh -c "! chroot --userspec=alice:alice $R env HOME=/home/alice sbatch --chdir=$JOBS $JOBS/bad3.sh 2>$R/tmp/bad3.err"
+expect "... naming the first and counting the rest" grep -qxF \
+	"sbatch: error: burst_buffer/lua: line 3: #CONDUIT_PRE: option '--user=root' is not allowed: the job's user comes from Slurm (and 2 more: run conduit-bb check)" \
+	"$R/tmp/bad3.err"
+expect "conduit-bb check lists all three with their lines, and exits 1" \
+	sh -c "chroot --userspec=alice:alice $R /usr/local/bin/conduit-bb check $JOBS/bad3.sh > $R/tmp/bad3.out; \
+	       [ \$? = 1 ] && [ \$(grep -c ': error: line [356]: ' $R/tmp/bad3.out) = 3 ]"
