@@ -37,6 +37,8 @@ typedef struct {
 	bool every_attempt; /* --every-attempt: stage in again on requeue */
 	cbb_when_t when;    /* stage-out only */
 	bool skip;          /* set by the stage-out hooks: --when says no */
+	bool shared;        /* set by the stage-in hooks: one transfer for
+			       every task of the array (no %a, %j, %b) */
 	unsigned line;     /* script line the directive starts on */
 	unsigned index;    /* 1-based position among all directives */
 	unsigned symbols;  /* CBB_SYM_* bits expanded on this line */

@@ -56,6 +56,23 @@ static int done(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
  */
 #define CBB_DEFAULT_STATE_SAVE "/var/spool"
 
+/* A directive line with a symbol that differs between an array's tasks. */
+static bool per_task(const char *text, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i++)
+		if (text[i] == '%' && (text[i + 1] == 'a' ||
+				       text[i + 1] == 'j' || text[i + 1] == 'b'))
+			return true;
+	return false;
+}
+
+/*
+ * ... and mark the stage-in directives an array's tasks can share: those
+ * whose own line has no %a, %j or %b (docs/directives.md, "Job arrays").
+ * When the job's own script cannot be read none is shared.
+ */
 static void user_lines(cbb_bbcall_t *c, const char *path)
 {
 	char conf[4096], ssl[4096], orig[4200], *text = NULL;
@@ -63,8 +80,12 @@ static void user_lines(cbb_bbcall_t *c, const char *path)
 	cbb_err_t err;
 	size_t len, i;
 
-	if (strncmp(path, "/proc/", 6))
-		return; /* the job's own script: its lines are right */
+	if (strncmp(path, "/proc/", 6)) {
+		/* the job's own script: its lines are right, no symbols */
+		for (i = 0; i < c->plan.n; i++)
+			c->plan.v[i].shared = c->plan.v[i].stage == CBB_STAGE_IN;
+		return;
+	}
 	if (cbb_slurm_conf_get("StateSaveLocation", conf, sizeof(conf), ssl,
 			       sizeof(ssl)) < 0)
 		snprintf(ssl, sizeof(ssl), "%s", CBB_DEFAULT_STATE_SAVE);
@@ -75,8 +96,12 @@ static void user_lines(cbb_bbcall_t *c, const char *path)
 		return;
 	if (cbb_script_scan(text, len, c->base.cfg.directive, c->base.cfg.max_directives,
 			    &sc, &err) == 0 && sc.count == c->plan.n)
-		for (i = 0; i < sc.count; i++)
+		for (i = 0; i < sc.count; i++) {
 			c->plan.v[i].line = sc.lines[i].lineno;
+			c->plan.v[i].shared =
+				c->plan.v[i].stage == CBB_STAGE_IN &&
+				!per_task(sc.lines[i].text, sc.lines[i].len);
+		}
 	cbb_script_free(&sc);
 	free(text);
 }
@@ -88,6 +113,108 @@ static void job_facts(const cbb_bbcall_t *c, cbb_job_ctx_t *j)
 	j->submit = c->submit_time;
 	/* base state PENDING (0) with a restart count: requeued */
 	j->requeued = (c->job_state & 0xff) == 0 && c->restart > 0;
+	if (c->job.array_task_id != CBB_NO_VAL && c->job.array_job_id)
+		j->array_job_id = c->job.array_job_id;
+}
+
+/*
+ * Whether another task of the array still waits on its shared
+ * stage-ins: a task that joined them and is not over.  When squeue
+ * cannot say, it is taken to wait (a shared transfer is never aborted
+ * under a task that may need it).  With none left, the array's shared
+ * records go too.
+ */
+static bool others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
+			uint32_t self)
+{
+	cbb_recs_t joined;
+	cbb_err_t err;
+	char sq[4200];
+	size_t i;
+	bool wait = false;
+
+	cbb_err_clear(&err);
+	if (cbb_shared_load(&c->base.cfg, c->base.cluster, array_job_id,
+			    &joined, &err) < 0)
+		return true;
+	for (i = 0; i < joined.n && !wait; i++) {
+		const cbb_rec_t *r = &joined.v[i];
+		long id;
+
+		if (r->kind != CBB_REC_JOINED)
+			continue;
+		id = strtol(r->id, NULL, 10);
+		if (id <= 0 || (uint32_t)id == self)
+			continue;
+		switch (cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq,
+						      sizeof(sq)),
+				      (uint32_t)id, CBB_SQUEUE_TIMEOUT_MS,
+				      NULL)) {
+		case CBB_JOB_OVER:
+		case CBB_JOB_GONE:
+			break;
+		default:
+			wait = true;
+		}
+	}
+	cbb_recs_free(&joined);
+	if (!wait)
+		cbb_shared_forget(&c->base.cfg, c->base.cluster, array_job_id);
+	return wait;
+}
+
+/*
+ * A teardown has no job_info: the task's own records say whether it
+ * joined its array's shared stage-ins, and of which array.
+ */
+static uint32_t array_of(cbb_bbcall_t *c, uint32_t job_id)
+{
+	cbb_recs_t own;
+	cbb_err_t err;
+	size_t i;
+	long a = 0;
+
+	cbb_err_clear(&err);
+	if (cbb_recs_load(&c->base.cfg, c->base.cluster, job_id, UINT32_MAX,
+			  0, &own, &err) < 0)
+		return 0;
+	for (i = 0; i < own.n; i++)
+		if (own.v[i].kind == CBB_REC_JOINED)
+			a = strtol(own.v[i].id, NULL, 10);
+	cbb_recs_free(&own);
+	return a > 0 && a <= (long)UINT32_MAX ? (uint32_t)a : 0;
+}
+
+static void teardown_array(cbb_bbcall_t *c, cbb_job_ctx_t *j)
+{
+	j->array_job_id = array_of(c, j->job_id);
+	if (j->array_job_id)
+		j->abort_shared = !others_wait(c, j->array_job_id, j->job_id);
+}
+
+/* How many tasks joined an array's shared stage-ins. */
+static unsigned joined_tasks(cbb_bbcall_t *c, uint32_t array_job_id)
+{
+	cbb_recs_t r;
+	cbb_err_t err;
+	size_t i, k;
+	unsigned n = 0;
+
+	cbb_err_clear(&err);
+	if (!array_job_id || cbb_shared_load(&c->base.cfg, c->base.cluster,
+					     array_job_id, &r, &err) < 0)
+		return 0;
+	for (i = 0; i < r.n; i++) {
+		if (r.v[i].kind != CBB_REC_JOINED)
+			continue;
+		for (k = 0; k < i; k++)
+			if (r.v[k].kind == CBB_REC_JOINED &&
+			    !strcmp(r.v[k].id, r.v[i].id))
+				break;
+		n += k == i;
+	}
+	cbb_recs_free(&r);
+	return n;
 }
 
 /*
@@ -232,6 +359,8 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		return 0;
 	cbb_err_clear(&abort_err);
+	if (j->array_job_id)
+		j->abort_shared = !others_wait(c, j->array_job_id, j->job_id);
 	if (cbb_stage_teardown(j, true, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
 	/* the teardown that would have forgotten the job may never come */
@@ -370,6 +499,10 @@ static int l_job_teardown(lua_State *L)
 		snprintf(msg, sizeof(msg), "job %ld: teardown: leaving transfers "
 			 "alone", job_id);
 		cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
+		/* the last task of an array to go takes its shared records */
+		cbb_job_ctx_init(&j, &c->base.cfg, NULL, c->base.cluster,
+				 (uint32_t)job_id, (uint32_t)uid);
+		teardown_array(c, &j);
 		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
 		return done(L, c, 0, NULL);
 	}
@@ -392,6 +525,7 @@ static int l_job_teardown(lua_State *L)
 				 (uint32_t)job_id, (uint32_t)uid);
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
+		teardown_array(c, &j);
 		rc = cbb_stage_teardown(&j, true, &err);
 	} else {
 		rc = -1;
@@ -436,7 +570,8 @@ static int l_get_status(lua_State *L)
 	cbb_err_t err;
 	cbb_recs_t skips;
 	bool transport;
-	char rx[CBB_KEY_MAX], user[24];
+	char rx[2 * CBB_KEY_MAX + 128], user[24];
+	uint32_t array;
 	int rc;
 
 	for (i = 4; i <= top; i++) {
@@ -461,7 +596,13 @@ static int l_get_status(lua_State *L)
 	}
 	/* the caller's own transfers; root sees everyone's */
 	snprintf(user, sizeof(user), "%ld", caller);
-	cbb_key_job_regex(rx, sizeof(rx), c->base.cluster, (uint32_t)job_id, -1);
+	array = array_of(c, (uint32_t)job_id);
+	if (array)
+		cbb_key_array_regex(rx, sizeof(rx), c->base.cluster,
+				    (uint32_t)job_id, array);
+	else
+		cbb_key_job_regex(rx, sizeof(rx), c->base.cluster,
+				  (uint32_t)job_id, -1);
 	/* bbstat holds slurmctld's burst-buffer lock: one short budget */
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg,
 			  c->base.cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
@@ -481,8 +622,9 @@ static int l_get_status(lua_State *L)
 	}
 	if (caller != 0)
 		own_skips(&skips, user);
-	rc = cbb_status_render(&c->transfers, &skips, (uint32_t)job_id, json,
-			       &c->base.out);
+	rc = cbb_status_render(&c->transfers, &skips,
+			       joined_tasks(c, array ? array : (uint32_t)job_id),
+			       (uint32_t)job_id, json, &c->base.out);
 	cbb_recs_free(&skips);
 	if (rc < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");

@@ -7,8 +7,9 @@
 #include <string.h>
 
 static const char *const type_names[] = {
-	"CONDUIT_PRE", "CONDUIT_POST", "CONDUIT_VALIDATE",
+	"CONDUIT_PRE", "CONDUIT_POST", "CONDUIT_VALIDATE", "CONDUIT_PRE_ARRAY",
 };
+#define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
 
 void cbb_key_format(char *buf, size_t size, const cbb_key_t *k)
 {
@@ -61,7 +62,7 @@ bool cbb_key_parse(const char *comment, cbb_key_t *k)
 	if (strncmp(p, "SLURMTYPE:", 10))
 		return false;
 	p += 10;
-	for (t = 0; t < 3; t++) {
+	for (t = 0; t < (int)NTYPES; t++) {
 		n = strlen(type_names[t]);
 		if (!strncmp(p, type_names[t], n) && p[n] == ',') {
 			k->type = (cbb_key_type_t)t;
@@ -69,15 +70,15 @@ bool cbb_key_parse(const char *comment, cbb_key_t *k)
 			break;
 		}
 	}
-	if (t == 3)
+	if (t == (int)NTYPES)
 		return false;
 	return field_u32(&p, "LINE", &k->line, '\0') && *p == '\0';
 }
 
-void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
-		       uint32_t job_id, long restart)
+/* The cluster name as a regex (it holds only [A-Za-z0-9_.-]). */
+static void cluster_regex(char *esc, const char *cluster)
 {
-	char safe[CBB_CLUSTER_MAX], esc[CBB_CLUSTER_MAX * 2];
+	char safe[CBB_CLUSTER_MAX];
 	size_t i, o = 0;
 
 	cbb_cluster_safe(safe, cluster);
@@ -87,6 +88,25 @@ void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
 		esc[o++] = safe[i];
 	}
 	esc[o] = '\0';
+}
+
+void cbb_key_array_regex(char *buf, size_t size, const char *cluster,
+			 uint32_t job_id, uint32_t array_job_id)
+{
+	char esc[CBB_CLUSTER_MAX * 2];
+
+	cluster_regex(esc, cluster);
+	snprintf(buf, size, "^SLURMJOB:(%u,CLUSTER:%s,|%u,CLUSTER:%s,"
+		 "RESTART:0,SLURMINDEX:[0-9]+,SLURMTYPE:CONDUIT_PRE_ARRAY,)",
+		 job_id, esc, array_job_id, esc);
+}
+
+void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
+		       uint32_t job_id, long restart)
+{
+	char esc[CBB_CLUSTER_MAX * 2];
+
+	cluster_regex(esc, cluster);
 	if (restart < 0)
 		snprintf(buf, size, "^SLURMJOB:%u,CLUSTER:%s,", job_id, esc);
 	else

@@ -4,6 +4,10 @@
  *   SLURMJOB:<job>,CLUSTER:<cluster>,RESTART:<n>,SLURMINDEX:<i>,
  *   SLURMTYPE:CONDUIT_PRE|CONDUIT_POST|CONDUIT_VALIDATE,LINE:<line>
  *
+ * A stage-in that every task of a job array shares is kept under the
+ * array's id: SLURMJOB:<array job id>,...,RESTART:0,...,
+ * SLURMTYPE:CONDUIT_PRE_ARRAY (docs/directives.md, "Job arrays").
+ *
  * It starts with "SLURMJOB:<job>," so `conduit status 'SLURMJOB:10,'`
  * finds a job's transfers as documented; the cluster name and Slurm's
  * restart count make it unambiguous across clusters and requeues.  This
@@ -24,6 +28,7 @@ typedef enum {
 	CBB_KEY_PRE = 0,
 	CBB_KEY_POST = 1,
 	CBB_KEY_VALIDATE = 2,
+	CBB_KEY_SHARED = 3, /* one stage-in for every task of an array */
 } cbb_key_type_t;
 
 typedef struct {
@@ -46,5 +51,12 @@ bool cbb_key_parse(const char *comment, cbb_key_t *k);
  */
 void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
 		       uint32_t job_id, long restart);
+
+/*
+ * A task's transfers and its array's shared stage-ins in one regex
+ * (the array's own task has job_id == array_job_id).
+ */
+void cbb_key_array_regex(char *buf, size_t size, const char *cluster,
+			 uint32_t job_id, uint32_t array_job_id);
 
 #endif

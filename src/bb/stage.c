@@ -96,14 +96,39 @@ const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
 	return best;
 }
 
-/* One Query: every transfer of this job, of every attempt. */
+/*
+ * One Query: every transfer of this job, of every attempt, and for an
+ * array task its array's shared stage-ins (not the array's own task's
+ * transfers, which share the array's id).
+ */
 static int query_job(cbb_job_ctx_t *j, cbb_transfers_t *out, bool *transport,
 		     cbb_err_t *err)
 {
-	char rx[CBB_KEY_MAX];
+	char rx[2 * CBB_KEY_MAX + 128];
+	size_t i, o = 0;
 
-	cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, -1);
-	return cbb_conduit_query(j->g, j->user, rx, out, transport, err);
+	if (!j->array_job_id) {
+		cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, -1);
+		return cbb_conduit_query(j->g, j->user, rx, out, transport,
+					 err);
+	}
+	cbb_key_array_regex(rx, sizeof(rx), j->cluster, j->job_id,
+			    j->array_job_id);
+	if (cbb_conduit_query(j->g, j->user, rx, out, transport, err) < 0)
+		return -1;
+	for (i = 0; i < out->n; i++) {
+		cbb_key_t k;
+
+		if (cbb_key_parse(out->v[i].comment, &k) &&
+		    (k.type == CBB_KEY_SHARED ? k.job_id == j->array_job_id :
+						k.job_id == j->job_id)) {
+			out->v[o++] = out->v[i];
+			continue;
+		}
+		cbb_transfer_clear(&out->v[i]);
+	}
+	out->n = o;
+	return 0;
 }
 
 /*
@@ -162,6 +187,7 @@ typedef struct {
 	const cbb_transfer_t *x; /* the transfer that stands for it */
 	bool lost;               /* an earlier transfer of it was lost */
 	uint32_t kept_from;      /* V_KEPT: the attempt that staged it */
+	bool shared;             /* the array's shared stage-in stands for it */
 	char comment[CBB_KEY_MAX];
 } dview_t;
 
@@ -191,8 +217,10 @@ static long kept_from(const cbb_transfers_t *t, const cbb_directive_t *d,
 		const cbb_transfer_t *x = &t->v[i];
 		cbb_key_t k;
 
+		/* the array's shared stage-in counts for its tasks */
 		if (!x->validation_only && cbb_transfer_succeeded(x) &&
-		    cbb_key_parse(x->comment, &k) && k.type == CBB_KEY_PRE &&
+		    cbb_key_parse(x->comment, &k) &&
+		    (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED) &&
 		    k.restart < attempt && same_transfer(x, d))
 			return (long)k.restart;
 	}
@@ -258,6 +286,7 @@ static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
 {
 	cbb_rec_t r;
 	cbb_err_t e;
+	int rc;
 
 	memset(&r, 0, sizeof(r));
 	r.restart = j->restart;
@@ -269,14 +298,50 @@ static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
 	r.kind = kind;
 	snprintf(r.id, sizeof(r.id), "%s", id && id[0] ? id : "-");
 	cbb_err_clear(&e);
-	if (cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e) < 0)
+	/* an array's shared stage-ins are recorded for the whole array */
+	if (type == CBB_KEY_SHARED && kind != CBB_REC_JOINED)
+		rc = cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, &e);
+	else
+		rc = cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
+	if (rc < 0)
 		logf_(j, -1, "job %u: %s", j->job_id, e.msg);
+}
+
+/* The array's shared transfer of a directive: same index and content. */
+static const cbb_transfer_t *pick_shared(const cbb_transfers_t *t,
+					 const cbb_directive_t *d)
+{
+	const cbb_transfer_t *best = NULL;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		const cbb_transfer_t *x = &t->v[i];
+		cbb_key_t k;
+
+		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
+		    k.type != CBB_KEY_SHARED || k.index != d->index ||
+		    !same_transfer(x, d))
+			continue;
+		if (!best || rank(x) > rank(best) ||
+		    (rank(x) == rank(best) && newer(x, best)))
+			best = x;
+	}
+	return best;
+}
+
+/* An array task's first attempt shares the directives marked shared. */
+static bool is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
+		      cbb_stage_t stage)
+{
+	return stage == CBB_STAGE_IN && d->shared && j->array_job_id &&
+	       cbb_attempt(j, stage) == 0 && !d->every_attempt;
 }
 
 /* Decide what each directive of `stage` needs (views has plan->n room). */
 static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		   cbb_stage_t stage, const cbb_transfers_t *have,
-		   const cbb_recs_t *recs, dview_t *out)
+		   const cbb_recs_t *recs, const cbb_recs_t *shared,
+		   dview_t *out)
 {
 	cbb_key_type_t type = key_type(stage);
 	uint32_t a = cbb_attempt(j, stage);
@@ -295,14 +360,22 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		n++;
 		memset(v, 0, sizeof(*v));
 		v->d = d;
-		x = cbb_pick(have, type, d->index, (long)a, NULL);
-		r = open_record(recs, (int)type, a, d->index, &v->lost);
+		v->shared = is_shared(j, d, stage);
+		if (v->shared) {
+			x = pick_shared(have, d);
+			r = open_record(shared, CBB_KEY_SHARED, 0, d->index,
+					&v->lost);
+		} else {
+			x = cbb_pick(have, type, d->index, (long)a, NULL);
+			r = open_record(recs, (int)type, a, d->index, &v->lost);
+		}
 		v->x = x;
 		if (x && !cbb_transfer_failed(x)) {
 			v->v = cbb_transfer_succeeded(x) ? V_DONE : V_RUNNING;
 			continue;
 		}
-		if (r && !rec_visible(r, have, type, a, d->index)) {
+		if (r && !rec_visible(r, have, v->shared ? CBB_KEY_SHARED : type,
+				      v->shared ? 0 : a, d->index)) {
 			if (now - r->made < (int64_t)j->cfg->start_visible_grace_s) {
 				v->v = V_PENDING; /* newer than any failure */
 				continue;
@@ -314,7 +387,12 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			      stage_word(stage), r->kind == CBB_REC_STARTED ?
 			      r->id : "(unconfirmed)", (long long)(now - r->made),
 			      j->cfg->start_visible_grace_s);
-			add_record(j, type, a, d->index, CBB_REC_LOST, r->id);
+			if (v->shared)
+				add_record(j, CBB_KEY_SHARED, 0, d->index,
+					   CBB_REC_LOST, r->id);
+			else
+				add_record(j, type, a, d->index, CBB_REC_LOST,
+					   r->id);
 			v->lost = true;
 			v->v = V_START;
 			continue;
@@ -345,11 +423,11 @@ static void fill_start(cbb_job_ctx_t *j, dview_t *v, cbb_key_type_t type,
 	cbb_key_t k;
 
 	memset(&k, 0, sizeof(k));
-	k.job_id = j->job_id;
+	k.job_id = v->shared ? j->array_job_id : j->job_id;
 	memcpy(k.cluster, j->cluster, sizeof(k.cluster));
-	k.restart = attempt;
+	k.restart = v->shared ? 0 : attempt;
 	k.index = d->index;
-	k.type = type;
+	k.type = v->shared ? CBB_KEY_SHARED : type;
 	k.line = d->line;
 	cbb_key_format(v->comment, sizeof(v->comment), &k);
 	memset(s, 0, sizeof(*s));
@@ -435,13 +513,16 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 	if (k)
 		cbb_conduit_start(j->g, req, k, false);
 	for (i = 0; i < k; i++) {
+		cbb_key_type_t rt = which[i]->shared ? CBB_KEY_SHARED : type;
+		uint32_t ra = which[i]->shared ? 0 : a;
+
 		if (req[i].ok) {
-			add_record(j, type, a, which[i]->d->index,
+			add_record(j, rt, ra, which[i]->d->index,
 				   CBB_REC_STARTED, req[i].id);
 			started++;
 		} else if (req[i].transport) {
 			/* it may exist: never start it twice */
-			add_record(j, type, a, which[i]->d->index,
+			add_record(j, rt, ra, which[i]->d->index,
 				   CBB_REC_UNSURE, NULL);
 			logf_(j, 0, "job %u: line %u: start not confirmed (%s); "
 			      "waiting for it to show up", j->job_id,
@@ -482,21 +563,101 @@ static size_t count_stage(const cbb_plan_t *plan, cbb_stage_t stage)
  * failed.  Frees what it filled on failure.
  */
 static int gather(cbb_job_ctx_t *j, cbb_stage_t stage,
-		  cbb_transfers_t *have, cbb_recs_t *recs, bool *transport,
-		  cbb_err_t *err)
+		  cbb_transfers_t *have, cbb_recs_t *recs, cbb_recs_t *shared,
+		  bool *transport, cbb_err_t *err)
 {
 	*transport = false;
 	have->v = NULL;
 	have->n = 0;
+	shared->v = NULL;
+	shared->n = 0;
 	if (cbb_recs_load(j->cfg, j->cluster, j->job_id, j->restart, j->submit,
 			  recs, err) < 0)
 		return -1;
+	if (stage == CBB_STAGE_IN && j->array_job_id &&
+	    cbb_shared_load(j->cfg, j->cluster, j->array_job_id, shared,
+			    err) < 0) {
+		cbb_recs_free(recs);
+		return -1;
+	}
 	if (query_job(j, have, transport, err) < 0) {
 		cbb_recs_free(recs);
+		cbb_recs_free(shared);
 		return -2;
 	}
 	drop_foreign(j, stage, have);
 	return 0;
+}
+
+static bool any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
+		       cbb_stage_t stage)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n; i++)
+		if (is_shared(j, &plan->v[i], stage))
+			return true;
+	return false;
+}
+
+/*
+ * Take the array's lock for a stage-in that shares transfers, so that
+ * two tasks never both start one (they run in separate processes).
+ * 1: taken (or not needed); 0: another task holds it for longer than a
+ * moment: come back at the next poll.
+ */
+#define CBB_SHARED_WAIT_MS 2000
+static int shared_lock(cbb_job_ctx_t *j, const cbb_plan_t *plan,
+		       cbb_stage_t stage, int *fd)
+{
+	*fd = -1;
+	if (!any_shared(j, plan, stage))
+		return 1;
+	*fd = cbb_shared_lock(j->cfg, j->cluster, j->array_job_id,
+			      CBB_SHARED_WAIT_MS);
+	return *fd >= 0;
+}
+
+/*
+ * Note once that this task uses its array's shared stage-ins: in the
+ * array's file (teardown asks whether another task still waits on
+ * them; bbstat counts the tasks) and in the task's own (bbstat finds
+ * the array).
+ */
+static void join_shared(cbb_job_ctx_t *j, const dview_t *views, size_t n,
+			const cbb_recs_t *recs, const cbb_recs_t *shared)
+{
+	char id[16];
+	size_t i;
+	bool uses = false, in_array = false, in_own = false;
+	cbb_rec_t r;
+	cbb_err_t e;
+
+	for (i = 0; i < n; i++)
+		uses = uses || views[i].shared;
+	if (!uses)
+		return;
+	snprintf(id, sizeof(id), "%u", j->job_id);
+	for (i = 0; i < shared->n; i++)
+		in_array = in_array || (shared->v[i].kind == CBB_REC_JOINED &&
+					!strcmp(shared->v[i].id, id));
+	for (i = 0; i < recs->n; i++)
+		in_own = in_own || recs->v[i].kind == CBB_REC_JOINED;
+	memset(&r, 0, sizeof(r));
+	r.restart = j->restart;
+	r.submit = j->submit;
+	r.type = CBB_KEY_SHARED;
+	r.made = (int64_t)time(NULL);
+	r.kind = CBB_REC_JOINED;
+	cbb_err_clear(&e);
+	if (!in_array) {
+		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
+		(void)cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, &e);
+	}
+	if (!in_own) {
+		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
+		(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
+	}
 }
 
 int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
@@ -504,16 +665,23 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 {
 	size_t want = count_stage(plan, stage), n, i, there = 0, kept = 0;
 	cbb_transfers_t have;
-	cbb_recs_t recs;
+	cbb_recs_t recs, shared;
 	dview_t *views;
 	bool transport;
 	long started = 0;
-	int rc = 0;
+	int rc = 0, lock;
 
 	if (want == 0)
 		return 0;
-	rc = gather(j, stage, &have, &recs, &transport, err);
+	if (!shared_lock(j, plan, stage, &lock)) {
+		logf_(j, 1, "job %u: %s: another task of array %u is starting "
+		      "the shared transfers; the polls go on from there",
+		      j->job_id, stage_word(stage), j->array_job_id);
+		return 0;
+	}
+	rc = gather(j, stage, &have, &recs, &shared, &transport, err);
 	if (rc < 0) {
+		cbb_shared_unlock(lock);
 		if (rc == -1 || !transport)
 			return -1;
 		/* the polls start everything once the server answers */
@@ -529,7 +697,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		rc = cbb_err(err, "conduit: out of memory");
 		goto out;
 	}
-	n = view(j, plan, stage, &have, &recs, views);
+	n = view(j, plan, stage, &have, &recs, &shared, views);
 	for (i = 0; i < n && rc == 0; i++) {
 		if (views[i].v == V_BROKEN && !best_effort(j, stage)) {
 			broken_mv(err, &views[i]);
@@ -546,6 +714,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		started = start_views(j, stage, views, n, stage == CBB_STAGE_IN,
 				      err);
 		rc = started < 0 ? -1 : 0;
+		join_shared(j, views, n, &recs, &shared);
 	}
 	logf_(j, 1, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
 	      "already there, %zu done in an earlier attempt", j->job_id,
@@ -553,7 +722,9 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	      started < 0 ? 0 : started, there, kept);
 	free(views);
 out:
+	cbb_shared_unlock(lock);
 	cbb_recs_free(&recs);
+	cbb_recs_free(&shared);
 	cbb_transfers_free(&have);
 	return rc;
 }
@@ -588,17 +759,21 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	size_t want = count_stage(plan, stage), n, i;
 	size_t busy = 0, done = 0, pending = 0, kept = 0, missing = 0;
 	cbb_transfers_t have;
-	cbb_recs_t recs;
-	dview_t *views;
+	cbb_recs_t recs, shared;
+	dview_t *views = NULL;
 	bool transport;
-	int rc = CBB_POLL_DONE;
+	int rc = CBB_POLL_DONE, lock;
 
 	if (want == 0)
 		return CBB_POLL_DONE;
-	switch (gather(j, stage, &have, &recs, &transport, err)) {
+	if (!shared_lock(j, plan, stage, &lock))
+		return CBB_POLL_BUSY; /* another task is starting them */
+	switch (gather(j, stage, &have, &recs, &shared, &transport, err)) {
 	case -1:
+		cbb_shared_unlock(lock);
 		return CBB_POLL_FAILED;
 	case -2: /* any failure to ask is an outage until the grace is over */
+		cbb_shared_unlock(lock);
 		return server_down(j, stage, err);
 	default:
 		break;
@@ -609,7 +784,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		rc = cbb_err(err, "conduit: out of memory");
 		goto out;
 	}
-	n = view(j, plan, stage, &have, &recs, views);
+	n = view(j, plan, stage, &have, &recs, &shared, views);
 	for (i = 0; i < n; i++) {
 		if (views[i].v == V_BROKEN || views[i].v == V_FAILED) {
 			if (views[i].v == V_BROKEN)
@@ -638,6 +813,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		rc = CBB_POLL_FAILED;
 		goto out;
 	}
+	join_shared(j, views, n, &recs, &shared);
 	if (busy || pending || missing) {
 		logf_(j, 2, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
 		      "not visible yet, %zu started now", j->job_id,
@@ -646,8 +822,10 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		rc = CBB_POLL_BUSY;
 	}
 out:
+	cbb_shared_unlock(lock);
 	free(views);
 	cbb_recs_free(&recs);
+	cbb_recs_free(&shared);
 	cbb_transfers_free(&have);
 	return rc;
 }
@@ -668,9 +846,14 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 	}
 	for (i = 0; i < have.n; i++) {
 		const cbb_transfer_t *x = &have.v[i];
+		cbb_key_t k;
 
 		if (x->validation_only || cbb_transfer_failed(x) ||
 		    cbb_transfer_succeeded(x))
+			continue;
+		/* an array's shared stage-in only when no task waits on it */
+		if (cbb_key_parse(x->comment, &k) && k.type == CBB_KEY_SHARED &&
+		    !j->abort_shared)
 			continue;
 		req[n].id = x->id;
 		req[n].user = j->user;

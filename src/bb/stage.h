@@ -32,6 +32,9 @@ typedef struct {
 	uint32_t restart;  /* Slurm's restart count (job_info.restart_cnt) */
 	int64_t submit;    /* this attempt's submit time; 0: unknown */
 	bool requeued;     /* pending again: a stage-out is the attempt before */
+	uint32_t array_job_id; /* an array task's array (0: not a task) */
+	bool abort_shared; /* teardown: no other task waits on the array's
+			      shared stage-ins, abort them too */
 	char user[16];     /* the job's uid, as Conduit's `user` */
 	/* where log lines go (never stdout/stderr) */
 	void (*log)(void *ud, int level, const char *msg);
@@ -71,6 +74,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 /*
  * job_teardown: abort the job's active transfers (every attempt) when
  * `abort_active`; otherwise leave them.  "Already over" counts as done.
+ * An array task's shared stage-ins are aborted only with abort_shared.
  */
 int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err);
 

@@ -195,10 +195,11 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 	memset(r, 0, sizeof(*r));
 	if (sscanf(buf, "v1 %lu %lld %lu %lu %lu %lld %3s %63s%n", &rs, &sub,
 		   &ty, &at, &ix, &made, kind, r->id, &used) != 8 ||
-	    (size_t)used != len || rs > 0xffffffffUL || ty > 2 ||
+	    (size_t)used != len || rs > 0xffffffffUL || ty > 3 ||
 	    at > 0xffffffffUL || ix > 0xffffffffUL || kind[1] ||
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
-	     kind[0] != CBB_REC_LOST && kind[0] != CBB_REC_SKIPPED))
+	     kind[0] != CBB_REC_LOST && kind[0] != CBB_REC_SKIPPED &&
+	     kind[0] != CBB_REC_JOINED))
 		return false;
 	r->restart = (uint32_t)rs;
 	r->submit = sub;
@@ -368,10 +369,58 @@ int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
 	return recs_add(cfg, cluster, job_id, "skipped", r, err);
 }
 
+int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
+		    uint32_t array_job_id, cbb_recs_t *out, cbb_err_t *err)
+{
+	return recs_load(cfg, cluster, array_job_id, "shared", UINT32_MAX, 0,
+			 out, err);
+}
+
+int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t array_job_id, const cbb_rec_t *r, cbb_err_t *err)
+{
+	return recs_add(cfg, cluster, array_job_id, "shared", r, err);
+}
+
+int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
+		    uint32_t array_job_id, unsigned wait_ms)
+{
+	unsigned waited = 0;
+	int fd;
+
+	fd = state_open(cfg, cluster, array_job_id, "shared-lock",
+			O_RDWR | O_CREAT, NULL);
+	if (fd < 0)
+		return -1;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno != EWOULDBLOCK || waited >= wait_ms) {
+			close(fd);
+			return -1;
+		}
+		usleep(20000);
+		waited += 20;
+	}
+	return fd;
+}
+
+void cbb_shared_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* releases the lock */
+}
+
+void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
+		       uint32_t array_job_id)
+{
+	state_unlink(cfg, cluster, array_job_id, "shared");
+	state_unlink(cfg, cluster, array_job_id, "shared-lock");
+}
+
 /*
- * Remove *.skipped files older than CBB_SKIPPED_KEEP_S.  They outlive
- * their job's teardown on purpose (bbstat shows skipped stage-outs after
- * the job ends), so each teardown sweeps the old ones: one readdir of a
+ * Remove *.skipped and *.shared files older than CBB_SKIPPED_KEEP_S.
+ * They outlive a job's teardown on purpose (bbstat shows skipped
+ * stage-outs after the job ends; an array's shared stage-ins serve tasks
+ * that are still to come), so each teardown sweeps the old ones: one readdir of a
  * directory that holds only a few small files per recent job.
  */
 static void sweep_skipped(const cbb_config_t *cfg)
@@ -398,7 +447,8 @@ static void sweep_skipped(const cbb_config_t *cfg)
 	while ((e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 
-		if (n > 8 && !strcmp(e->d_name + n - 8, ".skipped") &&
+		if (((n > 8 && !strcmp(e->d_name + n - 8, ".skipped")) ||
+		     (n > 7 && !strcmp(e->d_name + n - 7, ".shared"))) &&
 		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode) && st.st_mtime + CBB_SKIPPED_KEEP_S < now)
 			(void)unlinkat(dfd, e->d_name, 0);

@@ -8,6 +8,8 @@
  *   <cluster>.<job>.asked    when Slurm was last asked about the job
  *   <cluster>.<job>.skipped  stage-outs that --when= skipped, kept after
  *                            teardown for bbstat, swept after 7 days
+ *   <cluster>.<array>.shared an array's shared stage-ins and the tasks
+ *                            that joined them (and a .shared-lock file)
  *
  * StateDir must be a real directory (not a symlink) owned by root or by
  * the user the hooks run as (SlurmUser), writable by nobody else; every
@@ -49,6 +51,9 @@ typedef enum {
 	CBB_REC_UNSURE = 'U',  /* StartTransfer's outcome is unknown */
 	CBB_REC_LOST = 'L',    /* the id never showed up: given up */
 	CBB_REC_SKIPPED = 'K', /* --when= skipped it: when:outcome:line:uid */
+	CBB_REC_JOINED = 'J',  /* a task uses its array's shared stage-ins;
+				  id: the task's job id (in .shared) or the
+				  array's id (in the task's .started) */
 } cbb_rec_kind_t;
 
 #define CBB_SKIPPED_KEEP_S (7 * 86400)
@@ -88,6 +93,23 @@ int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
 		   cbb_recs_t *out, cbb_err_t *err);
 int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
 		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
+
+/*
+ * An array's shared stage-ins (docs/directives.md, "Job arrays"): start
+ * records and the tasks that joined, in <cluster>.<array>.shared.  Every
+ * start decision of a task is taken under cbb_shared_lock (waits at most
+ * wait_ms; -1 when busy or StateDir is unusable), so two tasks never
+ * start the same shared transfer.
+ */
+int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
+		    uint32_t array_job_id, cbb_recs_t *out, cbb_err_t *err);
+int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t array_job_id, const cbb_rec_t *r, cbb_err_t *err);
+int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
+		    uint32_t array_job_id, unsigned wait_ms);
+void cbb_shared_unlock(int fd);
+void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
+		       uint32_t array_job_id);
 
 /*
  * Whether it is time to ask Slurm again about a job whose transfers are

@@ -122,7 +122,7 @@ static const char *safe(char *buf, size_t size, const char *s)
 }
 
 static int render_json(const row_t *rows, size_t n, uint32_t job_id,
-		       long restart, cbb_buf_t *out)
+		       long restart, unsigned shared_tasks, cbb_buf_t *out)
 {
 	json_t *root = json_object(), *arr = json_array();
 	char *s;
@@ -142,7 +142,7 @@ static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 		char id[160], msg[CBB_ERR_MAX];
 
 		json_object_set_new(o, "direction", json_string(
-			rows[i].key.type == CBB_KEY_PRE ? "in" : "out"));
+			rows[i].key.type == CBB_KEY_POST ? "out" : "in"));
 		json_object_set_new(o, "line", json_integer(rows[i].key.line));
 		json_object_set_new(o, "index", json_integer(rows[i].key.index));
 		json_object_set_new(o, "attempt", json_integer(rows[i].key.restart));
@@ -166,6 +166,9 @@ static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 		json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
 		json_object_set_new(o, "bytes_per_second", json_integer((json_int_t)t->rate));
 		json_object_set_new(o, "attempts", json_integer(rows[i].attempts));
+		if (rows[i].key.type == CBB_KEY_SHARED)
+			json_object_set_new(o, "shared_with_tasks",
+					    json_integer(shared_tasks));
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "transfers", arr);
@@ -180,7 +183,8 @@ static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 }
 
 int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
-		      uint32_t job_id, bool json, cbb_buf_t *out)
+		      unsigned shared_tasks, uint32_t job_id, bool json,
+		      cbb_buf_t *out)
 {
 	row_t *rows = calloc(t->n + (skips ? skips->n : 0) + 1, sizeof(*rows));
 	long restart;
@@ -193,7 +197,7 @@ int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
 	n = collect_skips(skips, rows, n, &restart);
 	qsort(rows, n, sizeof(*rows), by_attempt_dir_index);
 	if (json) {
-		rc = render_json(rows, n, job_id, restart, out);
+		rc = render_json(rows, n, job_id, restart, shared_tasks, out);
 		free(rows);
 		return rc;
 	}
@@ -208,8 +212,15 @@ int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
 			     "BYTES", "RATE", "TRANSFER_ID", "ERROR");
 	for (i = 0; i < n; i++) {
 		const cbb_transfer_t *x = rows[i].t;
-		char bytes[32], rate[40], id[160], msg[160];
+		char bytes[32], rate[40], id[160], msg[160], shared[48];
 
+		if (shared_tasks)
+			snprintf(shared, sizeof(shared), "%s(shared with %u "
+				 "task%s)", x && x->error ? " " : "",
+				 shared_tasks, shared_tasks == 1 ? "" : "s");
+		else
+			snprintf(shared, sizeof(shared), "%s(shared by the "
+				 "array's tasks)", x && x->error ? " " : "");
 		if (!x) {
 			snprintf(msg, sizeof(msg), "SKIPPED (when=%s, %s)",
 				 rows[i].when, rows[i].outcome);
@@ -224,15 +235,17 @@ int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
 		human(bytes, sizeof(bytes), x->bytes, "");
 		human(rate, sizeof(rate), x->rate, "/s");
 		rc |= cbb_buf_printf(out, "%-4s %-5u %-3u %-27s %7u %11s %13s  "
-				     "%-36s  %s%s%s\n",
-				     rows[i].key.type == CBB_KEY_PRE ? "in" : "out",
+				     "%-36s  %s%s%s%s\n",
+				     rows[i].key.type == CBB_KEY_POST ? "out" : "in",
 				     rows[i].key.line, rows[i].key.restart,
 				     cbb_state_name(x->state), x->files, bytes,
 				     rate, safe(id, sizeof(id), x->id),
 				     x->error ? cbb_error_name(x->error) : "",
 				     x->error ? ": " : "",
 				     x->error ? safe(msg, sizeof(msg),
-						     x->error_message) : "");
+						     x->error_message) : "",
+				     rows[i].key.type == CBB_KEY_SHARED ?
+					     shared : "");
 	}
 	free(rows);
 	return rc;

@@ -18,9 +18,11 @@
 
 /*
  * skips (may be NULL): the job's .skipped records, shown as
- * "SKIPPED (when=success, job exit 1)" rows.
+ * "SKIPPED (when=success, job exit 1)" rows.  shared_tasks: how many
+ * tasks use the array's shared stage-ins, shown on their rows.
  */
 int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
-		      uint32_t job_id, bool json, cbb_buf_t *out);
+		      unsigned shared_tasks, uint32_t job_id, bool json,
+		      cbb_buf_t *out);
 
 #endif

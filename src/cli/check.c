@@ -244,8 +244,15 @@ static void put_path(const char *p)
 	putchar('\'');
 }
 
+/* What an array's tasks share: a stage-in without per-task symbols. */
+static bool shared_in_array(const cbb_directive_t *d)
+{
+	return d->stage == CBB_STAGE_IN && !d->every_attempt &&
+	       !(d->symbols & (CBB_SYM_a | CBB_SYM_b | CBB_SYM_j));
+}
+
 static void print_text(const char *script, const cbb_plan_t *p,
-		       const list_t *w, const list_t *errors)
+		       const list_t *w, const list_t *errors, bool array)
 {
 	size_t i, k, in = 0;
 
@@ -281,12 +288,14 @@ static void print_text(const char *script, const cbb_plan_t *p,
 		}
 		fputs("-> ", stdout);
 		put_path(d->destination);
+		if (array && shared_in_array(d))
+			fputs("  (once for the whole array)", stdout);
 		putchar('\n');
 	}
 }
 
 static int print_json(const char *script, const cbb_plan_t *p,
-		      const list_t *w, const list_t *errors)
+		      const list_t *w, const list_t *errors, bool array)
 {
 	json_t *root = json_object(), *dirs = json_array(), *warns = json_array();
 	json_t *errs = json_array();
@@ -319,6 +328,9 @@ static int print_json(const char *script, const cbb_plan_t *p,
 		if (d->stage == CBB_STAGE_OUT)
 			json_object_set_new(o, "when",
 					    json_string(cbb_when_name(d->when)));
+		if (array)
+			json_object_set_new(o, "shared_by_array",
+					    json_boolean(shared_in_array(d)));
 		json_object_set_new(o, "sources", src);
 		json_object_set_new(o, "destination", json_string(d->destination));
 		json_array_append_new(dirs, o);
@@ -370,9 +382,11 @@ static int cmd_check(int argc, char **argv)
 		list_add(&errors, "%s", err.msg);
 	collect_warnings(&o, &cfg, &plan, &warns);
 	if (o.json)
-		print_json(o.script, &plan, &warns, &errors);
+		print_json(o.script, &plan, &warns, &errors,
+			   o.job.array_task_id != CBB_NO_VAL);
 	else
-		print_text(o.script, &plan, &warns, &errors);
+		print_text(o.script, &plan, &warns, &errors,
+			   o.job.array_task_id != CBB_NO_VAL);
 	list_free(&warns);
 	list_free(&errors);
 	cbb_plan_free(&plan);

@@ -66,3 +66,10 @@ hook_reason_ctl() { # hook_reason_ctl JOB HOOK MSG
 	in_root scontrol show job -o "$1" 2>/dev/null |
 		grep -qF -e "$2:_$r" -e "$2_failed:_$r"
 }
+all_tasks() { # all_tasks ARRAY N WHAT: WHAT holds for each task index 0..N-1
+	i=0
+	while [ $i -lt "$2" ]; do
+		eval "$3" || return 1
+		i=$((i + 1))
+	done
+}

@@ -39,8 +39,12 @@ expect "... but not to another user" \
 	sh -c "! chroot --userspec=bob:bob $R scontrol show bbstat conduit $W1 | grep -q SKIPPED"
 expect "after teardown only the .skipped record stays (for bbstat)" \
 	wait_for 30 sh -c "[ \"\$(ls $R/var/spool/conduit_bb | grep -E '^conduit\\.$W1\\.')\" = conduit.$W1.skipped ]"
-expect "a skipped stage-out is not a failure: no hook reason on either job" \
-	sh -c "! chroot $R scontrol show job $W0 $W1 | grep -q 'slurm_bb_'"
+no_hook_reason() { # the job shows, and names no failed hook
+	out=$(in_root scontrol show job "$1") && [ -n "$out" ] &&
+		! printf '%s\n' "$out" | grep -q 'slurm_bb_'
+}
+both_clean() { no_hook_reason "$W0" && no_hook_reason "$W1"; }
+expect "a skipped stage-out is not a failure: no hook reason on either job" both_clean
 
 # ---- every bad directive at once ----------------------------------------------
 write_job bad3.sh <<'JOB'
@@ -60,3 +64,50 @@ expect "... naming the first and counting the rest" grep -qxF \
 expect "conduit-bb check lists all three with their lines, and exits 1" \
 	sh -c "chroot --userspec=alice:alice $R /usr/local/bin/conduit-bb check $JOBS/bad3.sh > $R/tmp/bad3.out; \
 	       [ \$? = 1 ] && [ \$(grep -c ': error: line [356]: ' $R/tmp/bad3.out) = 3 ]"
+
+# ---- one shared stage-in per job array ------------------------------------------
+mkdir -p "$R$JOBS/sh"
+chown 2001:2001 "$R$JOBS/sh"
+write_job shared.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/home/alice/jobs/sh/%A_%a.out
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/sh/common-%A
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/sh/own-%A-%a.txt
+cat /home/alice/jobs/sh/common-$SLURM_ARRAY_JOB_ID/sub/c.txt /home/alice/jobs/sh/own-$SLURM_ARRAY_JOB_ID-$SLURM_ARRAY_TASK_ID.txt
+JOB
+shared_key() { echo "SLURMJOB:$1,CLUSTER:conduit,RESTART:0,SLURMINDEX:1,SLURMTYPE:CONDUIT_PRE_ARRAY,"; }
+faults '{"delay_ms": {"DATA_TRANSFERRING": 15000}}'
+S1=$(submit shared.sh --array=0-3)
+expect "an array with a shared and a per-task stage-in is accepted" [ -n "$S1" ]
+expect "... the shared stage-in starts" wait_for 60 sh -c "[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c -- '$(shared_key "$S1")') -ge 1 ]"
+expect "... task 1 and another task wait in stage-in" wait_for 60 sh -c \
+	"chroot $R squeue -h -j ${S1}_1 -o %r | grep -q BurstBufferStageIn && \
+	 [ \$(chroot $R squeue -h -j $S1 -t PD -o %r | grep -c BurstBufferStageIn) -ge 2 ]"
+in_root scancel "${S1}_1"
+expect "... cancelling one task mid-stage: that task ends CANCELLED" wait_for 30 sh -c \
+	"chroot $R squeue -h -t all -j ${S1}_1 -o %T | grep -qx CANCELLED"
+faults '{}'
+expect "... the other tasks complete" wait_for 120 sh -c \
+	"[ \$(chroot $R squeue -h -t all -j $S1 -o %T | grep -c '^COMPLETED$') = 3 ]"
+expect "... each saw the shared data and its own" all_tasks "$S1" 4 \
+	'[ $i = 1 ] || [ "$(cat $R$JOBS/sh/${S1}_$i.out)" = "$(printf "charlie\nalpha")" ]'
+expect "... the shared stage-in was started exactly once (server RPC log)" \
+	[ "$(starts_of "$(shared_key "$S1")")" = 1 ]
+expect "... and the per-task one once for each task that reached stage-in" \
+	[ "$(grep '"method": "StartTransfer"' "$R$SRV/rpc.log" | grep -c "SLURMINDEX:2,SLURMTYPE:CONDUIT_PRE,")" -ge 3 ]
+expect "... and the array's shared records are gone with its last task" \
+	wait_for 30 sh -c "! ls $R/var/spool/conduit_bb | grep -q '^conduit\\.$S1\\.shared'"
+
+faults '{"delay_ms": {"DATA_TRANSFERRING": 30000}}'
+S2=$(submit shared.sh --array=0-3)
+expect "cancelling a whole array mid-stage..." wait_for 60 sh -c "[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c -- '$(shared_key "$S2")') -ge 1 ]"
+s0=$(stops)
+in_root scancel "$S2"
+shared_row_aborted() { # the array's task $1 shows its shared row aborted
+	in_root scontrol show bbstat conduit "$1" | grep -E '^in +3 +0 +TRANSFER_ABORT' |
+		grep -q '(shared '
+}
+expect "... aborts its shared stage-in (StopTransfer)" wait_for 60 shared_row_aborted "$S2"
+expect "... every task ends CANCELLED" wait_for 60 sh -c \
+	"[ \$(chroot $R squeue -h -t all -j $S2 -o %T | grep -c '^CANCELLED$') = 4 ]"
+faults '{}'

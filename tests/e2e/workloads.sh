@@ -32,13 +32,6 @@ tasks_done() { # tasks_done ARRAY N: N tasks of the array COMPLETED
 }
 expect "array with %A/%a: all 10 tasks stage in, run, stage out: COMPLETED" wait_for 180 tasks_done "$A1" 10
 expect "array without %: all 5 tasks COMPLETED (the array's script is read)" wait_for 120 tasks_done "$A2" 5
-all_tasks() { # all_tasks ARRAY N WHAT: WHAT holds for each task index 0..N-1
-	i=0
-	while [ $i -lt "$2" ]; do
-		eval "$3" || return 1
-		i=$((i + 1))
-	done
-}
 expect "... every task's output arrived, from its own input" \
 	all_tasks "$A1" 10 'file_is "/data/arr/res-$A1-$i.txt" "task $i alpha"'
 expect "... every task got its environment (paths), split-off tasks too" \

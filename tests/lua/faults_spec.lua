@@ -340,22 +340,24 @@ describe("trust under faults", function()
     it("read the array's script and get their environment", function()
       local ssl = work .. "/ssl"
       local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/task.txt" })
-      -- Slurm keeps the array's script (job 2); task 7 has no directory
-      assert(sh("mkdir -p " .. ssl .. "/hash.2/job.2 && cp " .. j.script .. " " .. ssl ..
-                "/hash.2/job.2/script"))
-      local task = { id = "7", script = ssl .. "/hash.7/job.7/script", uid = j.uid, submit = j.submit }
-      task.info = info_of(task, { array_job_id = 2, array_task_id = 1 })
-      spit(jobstates .. "/7", "PENDING")
+      local a, t = j.id, new_job({}).id
+      local function dir(id) return ssl .. "/hash." .. (tonumber(id) % 10) .. "/job." .. id end
+      -- Slurm keeps the array's script (job a); task t has no directory
+      assert(sh("rm -rf " .. dir(t) .. " && mkdir -p " .. dir(a) .. " && cp " .. j.script .. " " ..
+                dir(a) .. "/script"))
+      local task = { id = t, script = dir(t) .. "/script", uid = j.uid, submit = j.submit }
+      task.info = info_of(task, { array_job_id = tonumber(a), array_task_id = 1 })
+      spit(jobstates .. "/" .. t, "PENDING")
       fresh()
       local mark = rpc_mark()
       assert.are.equal(0, (slurm_bb_data_in(task.id, task.script, task.uid, task.uid, task.info)))
       assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
       assert.are.equal(0, (poll("slurm_bb_test_data_in", task)))
       fresh()
-      local pf = ssl .. "/hash.7/job.7/path"
+      local pf = dir(t) .. "/path"
       assert.are.equal(0, (slurm_bb_paths(task.id, task.script, pf, task.uid, task.uid, task.info)))
       assert.matches("CONDUIT_BB_STAGE_IN_COUNT=1\n", slurp(pf))
-      local p = io.popen("stat -c %a " .. ssl .. "/hash.7/job.7")
+      local p = io.popen("stat -c %a " .. dir(t))
       assert.are.equal("700", p:read("*l"))
       p:close()
       -- a path file out of Slurm's layout is not created: the job starts
@@ -363,7 +365,7 @@ describe("trust under faults", function()
       assert.are.equal(0, (slurm_bb_paths(task.id, task.script, work .. "/no/such/dir/path",
                                           task.uid, task.uid, task.info)))
       assert.is_true(logs_match("the job starts without the CONDUIT_BB_%* variables"))
-      sh("rm -f " .. jobstates .. "/7")
+      sh("rm -f " .. jobstates .. "/" .. t)
     end)
   end)
 

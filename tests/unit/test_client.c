@@ -112,7 +112,7 @@ static void test_status(void **state)
 	v[2].error_message = (char *)(uintptr_t)"pftool\nexited 3\xc2\x9b";
 	v[3] = T("d-foreign", "not ours", 100, 0, 1);
 	cbb_buf_init(&out, 0);
-	assert_int_equal(cbb_status_render(&t, NULL, 5, false, &out), 0);
+	assert_int_equal(cbb_status_render(&t, NULL, 0, 5, false, &out), 0);
 	/* every attempt has its rows; server text cannot drive a terminal */
 	assert_string_equal(out.data,
 		"DIR  LINE  ATT STATE                         FILES       BYTES          RATE  TRANSFER_ID                           ERROR\n"
@@ -120,12 +120,12 @@ static void test_status(void **state)
 		"in   4     1   TRANSFER_DATA_TRANSFERRING        2     3.0 MiB     1.5 KiB/s  b-restart1                            \n"
 		"out  9     1   TRANSFER_ERROR                    0         0 B         0 B/s  c-out\\x1b[2J                          ERROR_PFTOOL_FAILED: pftool\\x0aexited 3\\xc2\\x9b\n");
 	cbb_buf_reset(&out);
-	assert_int_equal(cbb_status_render(&t, NULL, 5, true, &out), 0);
+	assert_int_equal(cbb_status_render(&t, NULL, 0, 5, true, &out), 0);
 	assert_non_null(strstr(out.data, "{\"job_id\":5,\"restart\":1,\"transfers\":[{\"direction\":\"in\",\"line\":4,\"index\":1,\"attempt\":0,\"transfer_id\":\"a-old\",\"state\":\"TRANSFER_FINALIZED\""));
 	assert_non_null(strstr(out.data, "\"transfer_id\":\"c-out\\\\x1b[2J\""));
 	cbb_buf_reset(&out);
 	t.n = 0;
-	assert_int_equal(cbb_status_render(&t, NULL, 5, false, &out), 0);
+	assert_int_equal(cbb_status_render(&t, NULL, 0, 5, false, &out), 0);
 	assert_string_equal(out.data, "No Conduit transfers found for Slurm job 5\n");
 	cbb_buf_free(&out);
 }

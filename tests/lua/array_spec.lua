@@ -1,0 +1,167 @@
+-- array_spec.lua - one shared stage-in per job array, against the Conduit
+-- test server: the first task starts it, the others join it, its result
+-- is theirs, a cancelled task aborts it only when no other task waits on
+-- it, and two tasks never both start it.
+package.path = "tests/lua/?.lua;" .. package.path
+local H = require("harness")
+H.ids_from(80000)
+local sh, slurp, spit, conf, faults, fresh = H.sh, H.slurp, H.spit, H.conf, H.faults, H.fresh
+local info_of, new_job, rpc_mark, rpcs_since = H.info_of, H.new_job, H.rpc_mark, H.rpcs_since
+local poll, make_file, sleep = H.poll, H.make_file, H.sleep
+local work, statedir, jobstates = H.work, H.statedir, H.jobstates
+
+local n = 0
+-- An array of `count` tasks with the same script; task 0 has the array's
+-- id, as in Slurm.  Every task is pending in squeue.
+local function array(count, directives)
+  local tasks = {}
+  for i = 0, count - 1 do
+    local t = new_job(directives)
+    if i > 0 then t.script = tasks[1].script end
+    tasks[#tasks + 1] = t
+  end
+  local a = tonumber(tasks[1].id)
+  for i, t in ipairs(tasks) do
+    t.info = info_of(t, { array_job_id = a, array_task_id = i - 1 })
+  end
+  return tasks
+end
+
+local function data_in(t)
+  fresh()
+  return (slurm_bb_data_in(t.id, t.script, t.uid, t.uid, t.info))
+end
+
+local function teardown(t, hurry)
+  fresh()
+  return (slurm_bb_job_teardown(t.id, t.script, hurry and "true" or "false", t.uid, t.uid))
+end
+
+describe("one shared stage-in per job array", function()
+  setup(function()
+    assert(sh("mkdir -p " .. work .. "/in " .. work .. "/out && chmod 0777 " .. work .. "/in " ..
+              work .. "/out"))
+    make_file(work .. "/in/a.txt", "alpha\n")
+  end)
+  before_each(function()
+    conf()
+    faults()
+    sh("rm -rf " .. statedir)
+    n = n + 1
+  end)
+
+  it("is started once by the first task; the others join it and see the data", function()
+    local tasks = array(4, { "#CONDUIT_PRE cp in/a.txt out/shared-" .. n .. ".txt" })
+    local mark = rpc_mark()
+    for _, t in ipairs(tasks) do assert.are.equal(0, data_in(t)) end
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    for _, t in ipairs(tasks) do assert.are.equal(0, (poll("slurm_bb_test_data_in", t))) end
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal("alpha\n", slurp(work .. "/out/shared-" .. n .. ".txt"))
+    fresh()
+    local _, out = slurm_bb_get_status("61001", "61001", "conduit", tasks[3].id)
+    assert.matches("\nin%s+3%s+0%s+TRANSFER_FINALIZED.*%(shared with 4 tasks%)", out)
+    fresh()
+    local _, json = slurm_bb_get_status("61001", "61001", "conduit", tasks[2].id, "json")
+    assert.matches('"shared_with_tasks":4', json, 1, true)
+  end)
+
+  it("gives every task the shared transfer's failure, with its line", function()
+    local tasks = array(3, { "#CONDUIT_PRE cp in/missing-" .. n .. ".txt out/never.txt" })
+    local mark = rpc_mark()
+    for _, t in ipairs(tasks) do assert.are.equal(0, data_in(t)) end
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    for _, t in ipairs(tasks) do
+      local rc, msg = poll("slurm_bb_test_data_in", t)
+      assert.are.equal(-1, rc)
+      assert.matches("^line 3: stage%-in cp failed: ERROR_VALIDATION", msg)
+    end
+  end)
+
+  it("keeps per-task directives per task and shares the rest", function()
+    local tasks = array(3, { "#CONDUIT_PRE cp in/a.txt out/common-" .. n .. ".txt" })
+    -- task-specific content (what %a expands to) never matches another's
+    for i, t in ipairs(tasks) do
+      local s = slurp(t.script) .. ""
+      t.script = work .. "/task-" .. t.id .. ".sh"
+      spit(t.script, s:gsub("\nsrun", "\n#CONDUIT_PRE cp in/a.txt out/own-" .. n .. "-" .. i ..
+                            ".txt\nsrun"))
+    end
+    local mark = rpc_mark()
+    for _, t in ipairs(tasks) do assert.are.equal(0, data_in(t)) end
+    assert.are.equal(1 + 3, rpcs_since(mark, "StartTransfer"))
+    for i, t in ipairs(tasks) do
+      assert.are.equal(0, (poll("slurm_bb_test_data_in", t)))
+      assert.are.equal("alpha\n", slurp(work .. "/out/own-" .. n .. "-" .. i .. ".txt"))
+    end
+  end)
+
+  it("is not aborted when one task is cancelled, and is when the last one goes", function()
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local tasks = array(3, { "#CONDUIT_PRE cp in/a.txt out/slow-" .. n .. ".txt" })
+    for _, t in ipairs(tasks) do assert.are.equal(0, data_in(t)) end
+    local mark = rpc_mark()
+    spit(jobstates .. "/" .. tasks[2].id, "CANCELLED")
+    assert.are.equal(0, teardown(tasks[2], true))
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    -- the others still wait on it
+    assert.are.same({ 0, "BUSY" }, { (function()
+      fresh()
+      return slurm_bb_test_data_in(tasks[1].id, tasks[1].script, tasks[1].uid, tasks[1].uid,
+                                   tasks[1].info)
+    end)() })
+    -- the whole array is cancelled
+    spit(jobstates .. "/" .. tasks[1].id, "CANCELLED")
+    spit(jobstates .. "/" .. tasks[3].id, "CANCELLED")
+    assert.are.equal(0, teardown(tasks[1], true))
+    assert.are.equal(0, teardown(tasks[3], true))
+    assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
+    -- nothing of the array is left in StateDir
+    local left = io.popen("ls " .. statedir .. " 2>/dev/null | grep -c '\\." .. tasks[1].id ..
+                          "\\.shared'"):read("*l")
+    assert.are.equal("0", left)
+  end)
+
+  it("is never started twice: a task that finds the array busy comes back", function()
+    local tasks = array(2, { "#CONDUIT_PRE cp in/a.txt out/locked-" .. n .. ".txt" })
+    local lock = statedir .. "/testcluster." .. tasks[1].id .. ".shared-lock"
+    assert(sh("mkdir -p " .. statedir .. " && chmod 0700 " .. statedir))
+    -- another task's hook holds the array's lock for 6 s
+    assert(sh("(flock " .. lock .. " sleep 6 >/dev/null 2>&1 &) ; sleep 0.3"))
+    local mark = rpc_mark()
+    local t0 = H.now_ms()
+    assert.are.equal(0, data_in(tasks[2]))
+    assert.matches("another task of array " .. tasks[1].id .. " is starting the shared transfers",
+                   H.logged()[1].msg, 1, true)
+    assert.is_true(H.now_ms() - t0 < 3500)
+    fresh()
+    assert.are.same({ 0, "BUSY" }, { slurm_bb_test_data_in(tasks[2].id, tasks[2].script,
+                                                           tasks[2].uid, tasks[2].uid,
+                                                           tasks[2].info) })
+    assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
+    sleep(4)
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", tasks[2])))
+    assert.are.equal(0, data_in(tasks[1]))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+  end)
+
+  it("a requeued task stages in on its own", function()
+    local tasks = array(2, { "#CONDUIT_PRE cp --every-attempt in/a.txt out/again-" .. n .. ".txt",
+                             "#CONDUIT_PRE cp in/a.txt out/once-" .. n .. ".txt" })
+    local mark = rpc_mark()
+    for _, t in ipairs(tasks) do
+      assert.are.equal(0, data_in(t))
+      assert.are.equal(0, (poll("slurm_bb_test_data_in", t)))
+    end
+    -- --every-attempt is per task; the other directive is shared
+    assert.are.equal(2 + 1, rpcs_since(mark, "StartTransfer"))
+    local t = tasks[2]
+    t.info = info_of(t, { array_job_id = tonumber(tasks[1].id), array_task_id = 1,
+                          restart_cnt = 1, submit_time = t.submit + 30 })
+    mark = rpc_mark()
+    assert.are.equal(0, data_in(t))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", t)))
+    -- attempt 1: the --every-attempt directive again, the shared one kept
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+  end)
+end)
