@@ -49,9 +49,9 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 # two halves, cli is `conduit-bb`; module.c joins the halves.
 CORE   := core/err core/buf core/utf8 core/readfile core/path core/config \
           core/config_values \
-          core/grpc core/grpc_frame core/cluster
+          core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
-          bb/stage bb/statefile bb/jobstate bb/status bb/outcome
+          bb/stage bb/statefile bb/jobstate bb/status bb/outcome bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/bbcall bb/hooks_bb bb/hooks_stage \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module

@@ -18,6 +18,8 @@ static void bbcall_done(cbb_call_t *base)
 	cbb_grpc_close(&c->grpc);
 	cbb_transfers_free(&c->transfers);
 	free(c->bb_state);
+	free(c->admin_comment);
+	c->admin_comment = NULL;
 	cbb_plan_free(&c->plan);
 	free(c->script);
 	free(c->user_name);
@@ -63,6 +65,7 @@ int cbb_bbcall_job(lua_State *L, cbb_bbcall_t *c, int idx, unsigned long uid)
 	c->submit_time = (int64_t)cbb_lua_field_whole(L, idx, "submit_time",
 					      253402300799.0, 0);
 	if (cbb_lua_field_string(L, idx, "burst_buffer_state", &c->bb_state) < 0 ||
+	    cbb_lua_field_string(L, idx, "admin_comment", &c->admin_comment) < 0 ||
 	    cbb_lua_field_string(L, idx, "user_name", &c->user_name) < 0 ||
 	    cbb_lua_field_string(L, idx, "work_dir", &c->work_dir) < 0 ||
 	    cbb_lua_field_string(L, idx, "name", &c->name) < 0)

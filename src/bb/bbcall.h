@@ -26,6 +26,7 @@ typedef struct {
 	char *work_dir;
 	char *name;
 	char *bb_state;      /* job_info.burst_buffer_state, may be NULL */
+	char *admin_comment; /* job_info.admin_comment, may be NULL */
 	uint32_t restart;    /* job_info.restart_cnt */
 	uint32_t job_state;  /* job_info.job_state: base state and flags */
 	int64_t submit_time; /* job_info.submit_time (0: unknown) */

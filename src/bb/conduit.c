@@ -155,6 +155,8 @@ static int copy_details(const Conduitapi__TransferDetails *d,
 	}
 	if (d->starttime)
 		t->started = d->starttime->seconds;
+	if (d->endtime)
+		t->ended = d->endtime->seconds;
 	t->bytes = d->datatransferred ? strtoull(d->datatransferred, NULL, 10) : 0;
 	t->rate = d->bandwidth ? strtoull(d->bandwidth, NULL, 10) : 0;
 	t->files = d->filestransferred;

@@ -45,6 +45,7 @@ typedef struct {
 	int64_t created;     /* seconds (0: unset) */
 	int32_t created_ns;
 	int64_t started;     /* startTime seconds, 0 when setup never began */
+	int64_t ended;       /* endTime seconds, 0 while it runs */
 	uint64_t bytes;      /* dataTransferred */
 	uint64_t rate;       /* bandwidth, bytes/s */
 	uint32_t files;

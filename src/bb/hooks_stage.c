@@ -115,6 +115,9 @@ static void job_facts(const cbb_bbcall_t *c, cbb_job_ctx_t *j)
 	j->requeued = (c->job_state & 0xff) == 0 && c->restart > 0;
 	if (c->job.array_task_id != CBB_NO_VAL && c->job.array_job_id)
 		j->array_job_id = c->job.array_job_id;
+	j->array_task_id = c->job.array_task_id;
+	j->admin_comment = c->admin_comment;
+	j->account = true; /* when a poll finds the staging over */
 }
 
 /*

@@ -1,21 +1,12 @@
 /* jobstate.c - see jobstate.h */
 #include "jobstate.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "buf.h"
-
-extern char **environ;
+#include "run.h"
 
 /* squeue's output for a 10,000-task array is ~400 KiB */
 #define OUT_MAX ((size_t)8 << 20)
@@ -105,67 +96,15 @@ cbb_jobstate_t cbb_job_state_parse(const char *out, int status,
 	return f.cls;
 }
 
-static long elapsed_ms(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 +
-	       (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
-/* Read stdout and stderr of the child until both end or time runs out. */
-static bool collect(int fo, int fe, unsigned timeout_ms, cbb_buf_t *out,
-		    cbb_buf_t *err, bool *cut)
-{
-	struct pollfd pfd[2] = { { fo, POLLIN, 0 }, { fe, POLLIN, 0 } };
-	struct timespec t0;
-	int open_fds = 2;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (open_fds) {
-		long left = (long)timeout_ms - elapsed_ms(&t0);
-		int i;
-
-		if (left <= 0)
-			return false;
-		if (poll(pfd, 2, (int)left) < 0 && errno != EINTR)
-			return false;
-		for (i = 0; i < 2; i++) {
-			char chunk[4096];
-			ssize_t n;
-
-			if (pfd[i].fd < 0 || !pfd[i].revents)
-				continue;
-			n = read(pfd[i].fd, chunk, sizeof(chunk));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				pfd[i].fd = -1;
-				open_fds--;
-				continue;
-			}
-			/* over the cap: keep reading, stop keeping */
-			if (cbb_buf_add(i ? err : out, chunk, (size_t)n) < 0 &&
-			    !i)
-				*cut = true;
-		}
-	}
-	return true;
-}
-
 cbb_jobstate_t cbb_job_state(const char *squeue, uint32_t job_id,
 			     unsigned timeout_ms, cbb_job_facts_t *facts)
 {
-	posix_spawn_file_actions_t fa;
 	char id[16], prog[512], fmt[] = "%A %F %K %T";
 	char a0[] = "-h", a1[] = "-t", a2[] = "all", a3[] = "-j", a5[] = "-o";
 	char *argv[] = { prog, a0, a1, a2, a3, id, a5, fmt, NULL };
 	cbb_buf_t out, err;
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = -1, rc;
-	bool finished, cut = false;
-	pid_t pid;
-	cbb_jobstate_t cls;
+	cbb_jobstate_t cls = CBB_JOB_UNKNOWN;
+	int status;
 
 	if (facts) {
 		memset(facts, 0, sizeof(*facts));
@@ -173,45 +112,12 @@ cbb_jobstate_t cbb_job_state(const char *squeue, uint32_t job_id,
 	}
 	snprintf(id, sizeof(id), "%u", job_id);
 	snprintf(prog, sizeof(prog), "%s", squeue);
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
-		if (po[0] >= 0) {
-			close(po[0]);
-			close(po[1]);
-		}
-		return CBB_JOB_UNKNOWN;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-	rc = strchr(squeue, '/') ?
-		     posix_spawn(&pid, squeue, &fa, NULL, argv, environ) :
-		     posix_spawnp(&pid, squeue, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(po[1]);
-	close(pe[1]);
-	if (rc != 0) {
-		close(po[0]);
-		close(pe[0]);
-		return CBB_JOB_UNKNOWN;
-	}
 	cbb_buf_init(&out, OUT_MAX);
 	cbb_buf_init(&err, ERR_MAX);
-	finished = collect(po[0], pe[0], timeout_ms, &out, &err, &cut);
-	if (!finished)
-		kill(pid, SIGKILL);
-	close(po[0]);
-	close(pe[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!finished || cut || !WIFEXITED(status)) {
-		cls = CBB_JOB_UNKNOWN;
-	} else {
-		cls = cbb_job_state_parse(out.data ? out.data : "",
-					  WEXITSTATUS(status),
+	if (cbb_run(argv, timeout_ms, &out, &err, &status) == 0)
+		cls = cbb_job_state_parse(out.data ? out.data : "", status,
 					  err.data ? err.data : "", job_id,
 					  facts);
-	}
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
 	return cls;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "account.h"
 #include "statefile.h"
 
 /* A transfer of the current attempt created this long before the
@@ -415,6 +416,16 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	return n;
 }
 
+const cbb_transfer_t *cbb_stage_pick(const cbb_job_ctx_t *j,
+				     const cbb_transfers_t *have,
+				     const cbb_directive_t *d, cbb_stage_t stage)
+{
+	if (is_shared(j, d, stage))
+		return pick_shared(have, d);
+	return cbb_pick(have, key_type(stage), d->index,
+			(long)cbb_attempt(j, stage), NULL);
+}
+
 /* Fill a start request for view v (its comment kept in v->comment). */
 static void fill_start(cbb_job_ctx_t *j, dview_t *v, cbb_key_type_t type,
 		       uint32_t attempt, cbb_start_t *s)
@@ -546,6 +557,17 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 static bool best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
 {
 	return stage == CBB_STAGE_OUT && j->requeued;
+}
+
+/* Whether the plan has directives of a stage, skipped ones too. */
+static bool plan_has(const cbb_plan_t *plan, cbb_stage_t stage)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n; i++)
+		if (plan->v[i].stage == stage)
+			return true;
+	return false;
 }
 
 static size_t count_stage(const cbb_plan_t *plan, cbb_stage_t stage)
@@ -764,7 +786,10 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	bool transport;
 	int rc = CBB_POLL_DONE, lock;
 
-	if (want == 0)
+	/* nothing to wait for, unless all of a stage-out was skipped and
+	 * the job still gets its summary */
+	if (want == 0 && !(j->account && stage == CBB_STAGE_OUT &&
+			   plan_has(plan, CBB_STAGE_OUT)))
 		return CBB_POLL_DONE;
 	if (!shared_lock(j, plan, stage, &lock))
 		return CBB_POLL_BUSY; /* another task is starting them */
@@ -779,7 +804,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		break;
 	}
 	cbb_down_clear(j->cfg, j->cluster, j->job_id);
-	views = calloc(want, sizeof(*views));
+	views = calloc(want ? want : 1, sizeof(*views));
 	if (!views) {
 		rc = cbb_err(err, "conduit: out of memory");
 		goto out;
@@ -821,6 +846,9 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		      busy, pending, missing);
 		rc = CBB_POLL_BUSY;
 	}
+	/* the stage is over for this attempt: summarise it */
+	if (rc == CBB_POLL_DONE)
+		cbb_account(j, plan, stage, &have, &recs);
 out:
 	cbb_shared_unlock(lock);
 	free(views);

@@ -33,6 +33,9 @@ typedef struct {
 	int64_t submit;    /* this attempt's submit time; 0: unknown */
 	bool requeued;     /* pending again: a stage-out is the attempt before */
 	uint32_t array_job_id; /* an array task's array (0: not a task) */
+	uint32_t array_task_id; /* the task's index (CBB_NO_VAL: none) */
+	const char *admin_comment; /* job_info.admin_comment (may be NULL) */
+	bool account;      /* summarise the job when its staging ends */
 	bool abort_shared; /* teardown: no other task waits on the array's
 			      shared stage-ins, abort them too */
 	char user[16];     /* the job's uid, as Conduit's `user` */
@@ -70,6 +73,14 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
  */
 int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		   cbb_stage_t stage, cbb_err_t *err);
+
+/*
+ * The transfer that stands for directive d in the current attempt of
+ * `stage` (an array's shared stage-in included), or NULL.
+ */
+const cbb_transfer_t *cbb_stage_pick(const cbb_job_ctx_t *j,
+				     const cbb_transfers_t *have,
+				     const cbb_directive_t *d, cbb_stage_t stage);
 
 /*
  * job_teardown: abort the job's active transfers (every attempt) when

@@ -97,7 +97,7 @@ static size_t collect_skips(const cbb_recs_t *skips, row_t *rows, size_t n,
 	return n;
 }
 
-static void human(char *buf, size_t size, uint64_t v, const char *suffix)
+void cbb_human_bytes(char *buf, size_t size, uint64_t v, const char *suffix)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
 					    "PiB" };
@@ -232,8 +232,8 @@ int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
 			continue;
 		}
 
-		human(bytes, sizeof(bytes), x->bytes, "");
-		human(rate, sizeof(rate), x->rate, "/s");
+		cbb_human_bytes(bytes, sizeof(bytes), x->bytes, "");
+		cbb_human_bytes(rate, sizeof(rate), x->rate, "/s");
 		rc |= cbb_buf_printf(out, "%-4s %-5u %-3u %-27s %7u %11s %13s  "
 				     "%-36s  %s%s%s%s\n",
 				     rows[i].key.type == CBB_KEY_POST ? "out" : "in",

@@ -86,6 +86,8 @@ static const key_t_ keys[] = {
 	{ "MaxReplyBytes", cbb_set_max_reply, OFF(max_reply_bytes), "16777216" },
 	{ "Scontrol", cbb_set_program, OFF(scontrol), "/usr/bin/scontrol" },
 	{ "Squeue", cbb_set_program, OFF(squeue), "/usr/bin/squeue" },
+	{ "AdminComment", cbb_set_bool, OFF(admin_comment), "yes" },
+	{ "AuditLog", cbb_set_file, OFF(audit_log), "/var/log/slurm/conduit_bb-audit.log" },
 	{ "SwitchPrefix", cbb_set_word, OFF(switch_prefix), "conduit" },
 	{ "AllowTestDirectives", cbb_set_bool, OFF(allow_test_directives), "no" },
 	{ "SwitchSpecialSteps", cbb_set_bool, OFF(special_steps), "no" },
@@ -120,6 +122,7 @@ void cbb_config_defaults(cbb_config_t *c)
 	c->out_down_grace_s = DEFAULT_OUT_DOWN_GRACE_S;
 	c->start_visible_grace_s = DEFAULT_START_VISIBLE_GRACE_S;
 	c->max_reply_bytes = DEFAULT_MAX_REPLY_BYTES;
+	c->admin_comment = true;
 	strcpy(c->switch_prefix, "conduit");
 	c->switch_timeout_ms = 5000;
 	for (s = 0; s < 2; s++)
@@ -140,6 +143,7 @@ void cbb_config_free(cbb_config_t *c)
 	free(c->state_dir);
 	free(c->scontrol);
 	free(c->squeue);
+	free(c->audit_log);
 	cbb_prefixes_clear(&c->env_names);
 	free(c->session_key_file);
 	free(c->session_dir);

@@ -54,6 +54,8 @@ typedef struct {
 	char *state_dir;     /* NULL: CBB_STATE_DIR */
 	char *scontrol;      /* NULL: "scontrol" from PATH */
 	char *squeue;        /* NULL: "squeue" from PATH */
+	char *audit_log;     /* AuditLog: JSON line per transfer; NULL: none */
+	bool admin_comment;  /* AdminComment: a staging summary on the job */
 	unsigned down_grace_s;      /* ServerDownGrace: stage-in polls */
 	unsigned out_down_grace_s;  /* StageOutDownGrace: stage-out polls */
 	unsigned start_visible_grace_s; /* StartVisibleGrace */

@@ -1,6 +1,7 @@
 # features.sh - what no other burst-buffer plugin offers (sourced by
 # run.sh): stage-out decided by how the job really ended (#CONDUIT_POST
-# --when=), and sbatch's refusal counting every bad directive.
+# --when=), staging in accounting (AdminComment, AuditLog), sbatch's
+# refusal counting every bad directive, one shared stage-in per array.
 
 # ---- conditional stage-out ----------------------------------------------------
 mkdir -p "$R/data/when"
@@ -43,6 +44,12 @@ no_hook_reason() { # the job shows, and names no failed hook
 	out=$(in_root scontrol show job "$1") && [ -n "$out" ] &&
 		! printf '%s\n' "$out" | grep -q 'slurm_bb_'
 }
+expect "staging in accounting: stage-out summaries in slurmctld's log, the skip counted" \
+	grep -qE "conduit_bb: job $W1: conduit attempt 0: out 2 transfers [0-9]+ B [0-9]+ s \(1 skipped\); 0 failed" \
+	"$R/var/log/slurm/slurmctld.log"
+expect "... and AuditLog one JSON line per directive (3), the skipped one too" \
+	sh -c "[ \$(grep -c '\"job\":$W1,' $R/var/log/slurm/conduit_bb-audit.log) = 3 ] && \
+	       grep '\"job\":$W1,' $R/var/log/slurm/conduit_bb-audit.log | grep -q '\"state\":\"SKIPPED\",\"when\":\"success\"'"
 both_clean() { no_hook_reason "$W0" && no_hook_reason "$W1"; }
 expect "a skipped stage-out is not a failure: no hook reason on either job" both_clean
 
@@ -91,6 +98,9 @@ expect "... the other tasks complete" wait_for 120 sh -c \
 	"[ \$(chroot $R squeue -h -t all -j $S1 -o %T | grep -c '^COMPLETED$') = 3 ]"
 expect "... each saw the shared data and its own" all_tasks "$S1" 4 \
 	'[ $i = 1 ] || [ "$(cat $R$JOBS/sh/${S1}_$i.out)" = "$(printf "charlie\nalpha")" ]'
+admin_comment_has() { in_root scontrol show job "$1" | grep -qF "AdminComment=$2"; }
+expect "... each task's AdminComment has its stage-in summary (accounting)" all_tasks "$S1" 4 \
+	'[ $i = 1 ] || admin_comment_has ${S1}_$i "conduit attempt 0: in 2 transfers"'
 expect "... the shared stage-in was started exactly once (server RPC log)" \
 	[ "$(starts_of "$(shared_key "$S1")")" = 1 ]
 expect "... and the per-task one once for each task that reached stage-in" \

@@ -99,6 +99,7 @@ StageInSources=/home,/data
 StageInDestinations=/home,/scratch
 StageOutSources=/home,/scratch
 StageOutDestinations=/home,/data
+AuditLog=/var/log/slurm/conduit_bb-audit.log
 CONF
 mkdir -p "$R/var/spool/slurmctld" "$R/var/spool/slurmd" "$R/var/log/slurm" \
 	"$R$SRV" "$R/data" "$R/scratch"

@@ -48,6 +48,7 @@ local base = {
   { "ServerDownGrace", "2" },
   { "StartVisibleGrace", "10" },
   { "Squeue", os.getenv("PWD") .. "/tests/conduit/fake-squeue" },
+  { "Scontrol", os.getenv("PWD") .. "/tests/conduit/fake-scontrol" },
 }
 
 -- Write conduit_bb.conf: the base settings, with `over` replacing or adding keys.

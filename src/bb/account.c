@@ -1,0 +1,271 @@
+/* account.c - see account.h */
+#include "account.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "key.h"
+#include "run.h"
+#include "status.h"
+
+#define CBB_SCONTROL_TIMEOUT_MS 5000
+/* Slurm keeps comments up to 1024 bytes in a job's AdminComment line */
+#define CBB_ADMIN_COMMENT_MAX 1024
+
+typedef struct {
+	unsigned n, failed, skipped, kept;
+	uint64_t bytes;
+	int64_t first, last; /* created of the first, end of the last */
+} tally_t;
+
+static void tally(tally_t *t, const cbb_directive_t *d,
+		  const cbb_transfer_t *x)
+{
+	if (d->skip) {
+		t->skipped++;
+		return;
+	}
+	if (!x) {
+		t->kept++; /* staged in an earlier attempt */
+		return;
+	}
+	t->n++;
+	t->bytes += x->bytes;
+	t->failed += cbb_transfer_failed(x);
+	if (x->created && (!t->first || x->created < t->first))
+		t->first = x->created;
+	if (x->ended > t->last)
+		t->last = x->ended;
+}
+
+static void say(char *buf, size_t size, const char *dir, const tally_t *t)
+{
+	char bytes[32];
+	size_t l = strlen(buf);
+
+	cbb_human_bytes(bytes, sizeof(bytes), t->bytes, "");
+	snprintf(buf + l, size - l, "%s%s %u transfer%s %s %lld s", l ? "; " : "",
+		 dir, t->n, t->n == 1 ? "" : "s", bytes,
+		 (long long)(t->last > t->first && t->first ? t->last - t->first : 0));
+	l = strlen(buf);
+	if (t->kept)
+		snprintf(buf + l, size - l, " (%u kept)", t->kept);
+	l = strlen(buf);
+	if (t->skipped)
+		snprintf(buf + l, size - l, " (%u skipped)", t->skipped);
+}
+
+void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
+			 cbb_stage_t stage, const cbb_transfers_t *have,
+			 char *buf, size_t size)
+{
+	char body[512] = "";
+	tally_t t;
+	size_t i;
+
+	memset(&t, 0, sizeof(t));
+	for (i = 0; i < plan->n; i++) {
+		const cbb_directive_t *d = &plan->v[i];
+
+		if (d->stage == stage)
+			tally(&t, d, d->skip ? NULL :
+			      cbb_stage_pick(j, have, d, stage));
+	}
+	say(body, sizeof(body), stage == CBB_STAGE_IN ? "in" : "out", &t);
+	snprintf(buf, size, "conduit attempt %u: %s; %u failed",
+		 cbb_attempt(j, stage), body, t.failed);
+}
+
+static void note(cbb_job_ctx_t *j, int level, const char *msg)
+{
+	if (j->log)
+		j->log(j->log_ud, level, msg);
+}
+
+/* Append the summary to AdminComment, unless it is there already. */
+static void admin_comment(cbb_job_ctx_t *j, const char *summary)
+{
+	char id[32], *argv[5], prog[512], upd[] = "update", msg[512];
+	const char *old = j->admin_comment ? j->admin_comment : "";
+	cbb_buf_t arg, out, err;
+	int status = -1;
+
+	if (strstr(old, summary))
+		return;
+	if (strlen(old) + strlen(summary) + 2 > CBB_ADMIN_COMMENT_MAX) {
+		snprintf(msg, sizeof(msg), "job %u: AdminComment is full; "
+			 "staging summary not added", j->job_id);
+		note(j, 0, msg);
+		return;
+	}
+	cbb_buf_init(&arg, 0);
+	if (cbb_buf_printf(&arg, "AdminComment=%s%s%s", old,
+			   old[0] ? "; " : "", summary) < 0) {
+		cbb_buf_free(&arg);
+		return;
+	}
+	snprintf(prog, sizeof(prog), "%s", cbb_conf_scontrol(j->cfg));
+	/* an array's own id names every task: name the task */
+	if (j->array_job_id && j->array_task_id != CBB_NO_VAL)
+		snprintf(id, sizeof(id), "JobId=%u_%u", j->array_job_id,
+			 j->array_task_id);
+	else
+		snprintf(id, sizeof(id), "JobId=%u", j->job_id);
+	argv[0] = prog;
+	argv[1] = upd;
+	argv[2] = id;
+	argv[3] = arg.data;
+	argv[4] = NULL;
+	cbb_buf_init(&out, 4096);
+	cbb_buf_init(&err, 4096);
+	if (cbb_run(argv, CBB_SCONTROL_TIMEOUT_MS, &out, &err, &status) < 0 ||
+	    status != 0) {
+		snprintf(msg, sizeof(msg), "job %u: could not add the staging "
+			 "summary to AdminComment (scontrol: %.200s)", j->job_id,
+			 err.data && err.len ? err.data : "no answer");
+		cbb_one_line(msg);
+		note(j, 0, msg);
+	}
+	cbb_buf_free(&out);
+	cbb_buf_free(&err);
+	cbb_buf_free(&arg);
+}
+
+/* One audit record: what was asked and what became of it. */
+static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
+			  const cbb_transfer_t *x, int64_t now)
+{
+	json_t *o = json_object(), *src = json_array();
+	size_t k;
+
+	if (!o || !src) {
+		json_decref(o);
+		json_decref(src);
+		return NULL;
+	}
+	for (k = 0; k < d->nsources; k++)
+		json_array_append_new(src, json_string(d->sources[k]));
+	json_object_set_new(o, "time", json_integer(now));
+	json_object_set_new(o, "job", json_integer(j->job_id));
+	if (j->array_job_id) {
+		json_object_set_new(o, "array_job", json_integer(j->array_job_id));
+		json_object_set_new(o, "array_task",
+				    json_integer(j->array_task_id));
+	}
+	json_object_set_new(o, "user", json_string(j->user));
+	json_object_set_new(o, "cluster", json_string(j->cluster));
+	json_object_set_new(o, "attempt",
+			    json_integer(cbb_attempt(j, d->stage)));
+	json_object_set_new(o, "direction", json_string(
+		d->stage == CBB_STAGE_IN ? "in" : "out"));
+	json_object_set_new(o, "line", json_integer(d->line));
+	json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
+	json_object_set_new(o, "recursive", json_boolean(d->recursive));
+	json_object_set_new(o, "sources", src);
+	json_object_set_new(o, "destination", json_string(d->destination));
+	if (d->skip) {
+		json_object_set_new(o, "state", json_string("SKIPPED"));
+		json_object_set_new(o, "when", json_string(cbb_when_name(d->when)));
+		return o;
+	}
+	if (!x) {
+		json_object_set_new(o, "state", json_string("KEPT"));
+		return o;
+	}
+	json_object_set_new(o, "transfer_id", json_string(x->id));
+	json_object_set_new(o, "shared", json_boolean(
+		strstr(x->comment, "SLURMTYPE:CONDUIT_PRE_ARRAY,") != NULL));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)x->bytes));
+	json_object_set_new(o, "files", json_integer(x->files));
+	json_object_set_new(o, "seconds", json_integer(
+		x->ended > x->created && x->created ? x->ended - x->created : 0));
+	json_object_set_new(o, "state", json_string(cbb_state_name(x->state)));
+	json_object_set_new(o, "error", json_string(cbb_error_name(x->error)));
+	json_object_set_new(o, "error_message",
+			    json_string(x->error_message ? x->error_message : ""));
+	return o;
+}
+
+static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
+		  cbb_stage_t stage, const cbb_transfers_t *have)
+{
+	int64_t now = (int64_t)time(NULL);
+	cbb_buf_t lines;
+	char msg[512];
+	size_t i;
+	int fd;
+
+	cbb_buf_init(&lines, (size_t)4 << 20);
+	for (i = 0; i < plan->n; i++) {
+		const cbb_directive_t *d = &plan->v[i];
+		json_t *o;
+		char *s;
+
+		if (d->stage != stage)
+			continue;
+		o = audit_line(j, d, d->skip ? NULL :
+			       cbb_stage_pick(j, have, d, stage), now);
+		s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+		json_decref(o);
+		if (s) {
+			(void)cbb_buf_adds(&lines, s);
+			(void)cbb_buf_addc(&lines, '\n');
+		}
+		free(s);
+	}
+	fd = open(j->cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+				     O_NOFOLLOW | O_NOCTTY, 0640);
+	if (fd < 0 || (lines.len &&
+		       write(fd, lines.data, lines.len) != (ssize_t)lines.len)) {
+		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: %s",
+			 j->job_id, j->cfg->audit_log, strerror(errno));
+		note(j, -1, msg);
+	}
+	if (fd >= 0)
+		close(fd);
+	cbb_buf_free(&lines);
+}
+
+void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
+		 cbb_stage_t stage, const cbb_transfers_t *have,
+		 const cbb_recs_t *recs)
+{
+	cbb_key_type_t type = stage == CBB_STAGE_IN ? CBB_KEY_PRE : CBB_KEY_POST;
+	uint32_t a = cbb_attempt(j, stage);
+	char summary[600], msg[700];
+	cbb_rec_t r;
+	cbb_err_t e;
+	size_t i;
+
+	if (!j->account)
+		return;
+	for (i = 0; i < recs->n; i++)
+		if (recs->v[i].kind == CBB_REC_ACCOUNTED &&
+		    recs->v[i].type == (int)type && recs->v[i].attempt == a)
+			return; /* done for this stage of this attempt */
+	cbb_account_summary(j, plan, stage, have, summary, sizeof(summary));
+	/* Slurm refuses to update a job that has finished: only a stage-in
+	 * summary can go on the job record */
+	if (stage == CBB_STAGE_IN && j->cfg->admin_comment)
+		admin_comment(j, summary);
+	if (j->cfg->audit_log)
+		audit(j, plan, stage, have);
+	snprintf(msg, sizeof(msg), "job %u: %s", j->job_id, summary);
+	note(j, 0, msg);
+	memset(&r, 0, sizeof(r));
+	r.restart = j->restart;
+	r.submit = j->submit;
+	r.type = (int)type;
+	r.attempt = a;
+	r.made = (int64_t)time(NULL);
+	r.kind = CBB_REC_ACCOUNTED;
+	snprintf(r.id, sizeof(r.id), "-");
+	cbb_err_clear(&e);
+	(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
+}

@@ -1,0 +1,37 @@
+/*
+ * account.h - staging in accounting.  When a stage of a job attempt ends
+ * (a poll finds every directive done):
+ *
+ *   - a one-line summary is logged through Slurm, e.g.
+ *       job 42: conduit attempt 0: in 3 transfers 2.1 GiB 41 s; 0 failed
+ *     and the stage-in's is appended to the job's AdminComment with
+ *     `scontrol update` (admins see it in `scontrol show job`, and sacct
+ *     once the job reaches slurmdbd).  Slurm refuses to update a job that
+ *     has finished, so the stage-out's goes to the log and AuditLog only;
+ *   - with AuditLog=, one JSON line per directive of the stage, all in
+ *     one write(2) to a file opened with O_APPEND, so lines of hooks that
+ *     run at once never interleave; the file is opened anew by every
+ *     hook, so logrotate needs no signal (create or copytruncate).
+ *
+ * Once per stage and attempt: a StateDir record marks it done, and a
+ * summary AdminComment already holds is never appended again.  Failures
+ * are logged, never a staging failure.
+ */
+#ifndef CBB_ACCOUNT_H
+#define CBB_ACCOUNT_H
+
+#include "conduit.h"
+#include "directive.h"
+#include "stage.h"
+#include "statefile.h"
+
+void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
+		 cbb_stage_t stage, const cbb_transfers_t *have,
+		 const cbb_recs_t *recs);
+
+/* The summary line of a stage (exposed for tests). */
+void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
+			 cbb_stage_t stage, const cbb_transfers_t *have,
+			 char *buf, size_t size);
+
+#endif

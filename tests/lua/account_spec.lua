@@ -1,0 +1,162 @@
+-- account_spec.lua - staging in accounting, against the Conduit test
+-- server: one summary per attempt appended to the job's AdminComment
+-- (through a stand-in scontrol that records its arguments), one JSON
+-- line per transfer in AuditLog, each written once however often Slurm
+-- repeats the polls.
+package.path = "tests/lua/?.lua;" .. package.path
+local H = require("harness")
+H.ids_from(90000)
+local sh, slurp, conf, faults, fresh = H.sh, H.slurp, H.conf, H.faults, H.fresh
+local info_of, new_job = H.info_of, H.new_job
+local poll, make_file = H.poll, H.make_file
+local work, statedir, jobstates = H.work, H.statedir, H.jobstates
+
+local function comments(j)
+  local got = {}
+  for line in (slurp(jobstates .. "/admin_comment.log") or ""):gmatch("[^\n]+") do
+    local id, text = line:match("^(%d+)\t(.*)$")
+    if id == j.id then got[#got + 1] = text end
+  end
+  return got
+end
+
+local function stage(j, hook)
+  fresh()
+  assert.are.equal(0, (_G["slurm_bb_" .. hook](j.id, j.script, j.uid, j.uid, j.info)))
+  assert.are.equal(0, (poll("slurm_bb_test_" .. hook, j)))
+end
+
+local function logged(text)
+  for _, l in ipairs(H.logged()) do
+    if l.msg:find(text, 1, true) then return true end
+  end
+  return false
+end
+
+describe("staging in accounting", function()
+  setup(function()
+    assert(sh("mkdir -p " .. work .. "/in " .. work .. "/out && chmod 0777 " .. work .. "/in " ..
+              work .. "/out"))
+    make_file(work .. "/in/a.txt", "alpha\n")
+  end)
+  before_each(function()
+    conf()
+    faults()
+    sh("rm -rf " .. statedir)
+  end)
+
+  it("appends the stage-in summary to AdminComment and logs each stage's", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-a.txt",
+                        "#CONDUIT_PRE cp in/a.txt out/acct-b.txt",
+                        "#CONDUIT_POST cp in/a.txt out/acct-c.txt" })
+    j.info = info_of(j, { admin_comment = "site note" })
+    stage(j, "data_in")
+    local c = comments(j)
+    assert.are.equal(1, #c)
+    assert.matches("^site note; conduit attempt 0: in 2 transfers 12 B %d+ s; 0 failed$", c[1])
+    assert.truthy(logged("job " .. j.id .. ": conduit attempt 0: in 2 transfers 12 B"))
+    -- Slurm polls again (a restart): nothing is added twice
+    fresh()
+    assert.are.equal(0, (slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(1, #comments(j))
+    assert.is_false(logged("conduit attempt"))
+    -- stage-out: Slurm refuses updates of a finished job, so the log only
+    j.info = info_of(j, { job_state = 3, exit_code = 0, admin_comment = c[1] })
+    stage(j, "data_out")
+    assert.are.equal(1, #comments(j))
+    assert.truthy(logged("job " .. j.id .. ": conduit attempt 0: out 1 transfer 6 B"))
+  end)
+
+  it("names an array task, never the array (whose id names every task)", function()
+    local a = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-arr-%a.txt" })
+    local t = new_job({})
+    t.script = a.script
+    t.info = info_of(t, { array_job_id = tonumber(a.id), array_task_id = 5 })
+    stage(t, "data_in")
+    local got = {}
+    for line in (slurp(jobstates .. "/admin_comment.log") or ""):gmatch("[^\n]+") do
+      if line:find("^" .. a.id .. "_5\t") then got[#got + 1] = line end
+    end
+    assert.are.equal(1, #got)
+  end)
+
+  it("never appends a summary AdminComment already holds", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-held.txt" })
+    stage(j, "data_in")
+    local first = comments(j)[1]
+    -- the StateDir record is gone (say, StateDir was wiped), the comment is not
+    sh("rm -rf " .. statedir)
+    j.info = info_of(j, { admin_comment = "x; " .. first })
+    fresh()
+    assert.are.equal(0, (slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(1, #comments(j))
+  end)
+
+  it("gives each attempt of a requeued job its own summary", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-rq.txt" })
+    stage(j, "data_in")
+    j.info = info_of(j, { restart_cnt = 1, submit_time = j.submit + 30 })
+    stage(j, "data_in")
+    local c = comments(j)
+    assert.are.equal(2, #c)
+    assert.matches("^conduit attempt 0: in 1 transfer 6 B", c[1])
+    assert.matches("^conduit attempt 1: in 0 transfers 0 B 0 s %(1 kept%); 0 failed$", c[2])
+  end)
+
+  it("writes one JSON line per transfer to AuditLog", function()
+    local audit = work .. "/audit-" .. os.time() .. ".log"
+    conf({ AuditLog = audit, AdminComment = "no" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/audit-a.txt",
+                        "#CONDUIT_POST --when=success cp in/a.txt out/audit-b.txt",
+                        "#CONDUIT_POST cp -r in out/audit-dir/" })
+    stage(j, "data_in")
+    j.info = info_of(j, { job_state = 5, exit_code = 256 })
+    stage(j, "data_out")
+    assert.are.same({}, comments(j)) -- AdminComment=no
+    local lines = {}
+    for l in (slurp(audit) or ""):gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.are.equal(3, #lines)
+    assert.truthy(lines[1]:find('"job":' .. j.id .. ',', 1, true))
+    assert.truthy(lines[1]:find('"direction":"in","line":3,"action":"cp"', 1, true))
+    assert.truthy(lines[1]:find('"state":"TRANSFER_FINALIZED","error":"ERROR_NONE"', 1, true))
+    assert.truthy(lines[1]:find('"bytes":6,"files":1', 1, true))
+    assert.truthy(lines[2]:find('"state":"SKIPPED","when":"success"', 1, true))
+    assert.truthy(lines[3]:find('"recursive":true', 1, true))
+    assert.truthy(lines[3]:find('"user":"61001"', 1, true))
+    local p = io.popen("stat -c %a " .. audit)
+    assert.are.equal("640", p:read("*l"))
+    p:close()
+  end)
+
+  it("logs an AuditLog it cannot write and still finishes the stage", function()
+    conf({ AuditLog = work .. "/no/such/dir/audit.log" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/audit-bad.txt" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    local rc, msg
+    for _ = 1, 50 do
+      fresh()
+      rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      if msg ~= "BUSY" then break end
+      H.sleep(0.2)
+    end
+    assert.are.equal(0, rc)
+    assert.truthy(logged("cannot write AuditLog " .. work .. "/no/such/dir/audit.log"))
+  end)
+
+  it("reports a scontrol that refuses, without failing the stage", function()
+    conf({ Scontrol = "/bin/false" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-refused.txt" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    local rc, msg
+    for _ = 1, 50 do
+      fresh()
+      rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      if msg ~= "BUSY" then break end
+      H.sleep(0.2)
+    end
+    assert.are.equal(0, rc)
+    assert.truthy(logged("could not add the staging summary to AdminComment"))
+  end)
+end)
