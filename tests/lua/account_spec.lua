@@ -34,16 +34,8 @@ local function logged(text)
 end
 
 describe("staging in accounting", function()
-  setup(function()
-    assert(sh("mkdir -p " .. work .. "/in " .. work .. "/out && chmod 0777 " .. work .. "/in " ..
-              work .. "/out"))
-    make_file(work .. "/in/a.txt", "alpha\n")
-  end)
-  before_each(function()
-    conf()
-    faults()
-    sh("rm -rf " .. statedir)
-  end)
+  setup(H.workspace)
+  before_each(H.clean)
 
   it("appends the stage-in summary to AdminComment and logs each stage's", function()
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-a.txt",
@@ -131,32 +123,14 @@ describe("staging in accounting", function()
   it("logs an AuditLog it cannot write and still finishes the stage", function()
     conf({ AuditLog = work .. "/no/such/dir/audit.log" })
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/audit-bad.txt" })
-    fresh()
-    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
-    local rc, msg
-    for _ = 1, 50 do
-      fresh()
-      rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
-      if msg ~= "BUSY" then break end
-      H.sleep(0.2)
-    end
-    assert.are.equal(0, rc)
+    stage(j, "data_in")
     assert.truthy(logged("cannot write AuditLog " .. work .. "/no/such/dir/audit.log"))
   end)
 
   it("reports a scontrol that refuses, without failing the stage", function()
     conf({ Scontrol = "/bin/false" })
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-refused.txt" })
-    fresh()
-    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
-    local rc, msg
-    for _ = 1, 50 do
-      fresh()
-      rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
-      if msg ~= "BUSY" then break end
-      H.sleep(0.2)
-    end
-    assert.are.equal(0, rc)
+    stage(j, "data_in")
     assert.truthy(logged("could not add the staging summary to AdminComment"))
   end)
 end)

@@ -36,16 +36,8 @@ local function silent(mode)
 end
 
 describe("trust under faults", function()
-  setup(function()
-    assert(sh("mkdir -p " .. work .. "/in " .. work .. "/out && chmod 0777 " .. work .. "/in " ..
-              work .. "/out"))
-    make_file(work .. "/in/a.txt", "alpha\n")
-  end)
-  before_each(function()
-    conf()
-    faults()
-    sh("rm -rf " .. statedir)
-  end)
+  setup(H.workspace)
+  before_each(H.clean)
 
   describe("a transfer that never shows up", function()
     it("is started again after StartVisibleGrace when the server forgot it", function()

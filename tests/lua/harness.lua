@@ -160,6 +160,20 @@ end
 H.sh, H.slurp, H.spit, H.conf, H.faults, H.fresh = sh, slurp, spit, conf, faults, fresh
 H.job_info, H.info_of, H.new_job, H.rpc_mark, H.rpcs_since = job_info, info_of, new_job, rpc_mark, rpcs_since
 H.sleep, H.poll, H.owner, H.make_file = sleep, poll, owner, make_file
+
+-- A spec's setup: the in/out work directories, with in/a.txt ("alpha").
+function H.workspace()
+  assert(sh("mkdir -p " .. work .. "/in " .. work .. "/out && chmod 0777 " .. work .. "/in " ..
+            work .. "/out"))
+  make_file(work .. "/in/a.txt", "alpha\n")
+end
+
+-- Before each test: the base config, no faults, an empty StateDir.
+function H.clean()
+  conf()
+  H.faults()
+  sh("rm -rf " .. statedir)
+end
 H.sdir, H.port, H.pki, H.work, H.statedir, H.jobstates = sdir, port, pki, work, statedir, jobstates
 function H.logged() return logged end
 return H

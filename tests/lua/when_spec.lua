@@ -57,16 +57,8 @@ local function bbstat(j, caller)
 end
 
 describe("#CONDUIT_POST --when=", function()
-  setup(function()
-    assert(sh("mkdir -p " .. work .. "/in " .. work .. "/out && chmod 0777 " .. work .. "/in " ..
-              work .. "/out"))
-    make_file(work .. "/in/a.txt", "alpha\n")
-  end)
-  before_each(function()
-    conf()
-    faults()
-    sh("rm -rf " .. statedir)
-  end)
+  setup(H.workspace)
+  before_each(H.clean)
 
   it("a job that exited 1 stages out logs and checkpoints, not results", function()
     local j = three()
