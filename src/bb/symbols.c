@@ -74,15 +74,15 @@ int cbb_symbols_expand(const char *in, size_t len, const cbb_job_t *job,
 			break;
 		case 'A':
 			*used |= CBB_SYM_A;
-			rc = cbb_buf_printf(out, "%u", job->array_job_id);
+			rc = cbb_buf_addu(out, job->array_job_id);
 			break;
 		case 'a':
 			*used |= CBB_SYM_a;
-			rc = cbb_buf_printf(out, "%u", job->array_task_id);
+			rc = cbb_buf_addu(out, job->array_task_id);
 			break;
 		case 'b':
 			*used |= CBB_SYM_b;
-			rc = cbb_buf_printf(out, "%u", job->array_task_id % 10);
+			rc = cbb_buf_addu(out, job->array_task_id % 10);
 			break;
 		case 'd':
 			*used |= CBB_SYM_d;
@@ -90,7 +90,7 @@ int cbb_symbols_expand(const char *in, size_t len, const cbb_job_t *job,
 			break;
 		case 'j':
 			*used |= CBB_SYM_j;
-			rc = cbb_buf_printf(out, "%u", job->job_id);
+			rc = cbb_buf_addu(out, job->job_id);
 			break;
 		case 'u':
 			*used |= CBB_SYM_u;

@@ -23,10 +23,14 @@ static int push_word(cbb_words_t *w, cbb_buf_t *cur, cbb_err_t *err)
 
 	if (w->n >= CBB_WORDS_MAX)
 		return cbb_err(err, "more than %d words", CBB_WORDS_MAX);
-	v = realloc(w->v, (w->n + 1) * sizeof(*v));
-	if (!v)
-		return cbb_err(err, "out of memory");
-	w->v = v;
+	/* room for 8 words at a time: most directives need one allocation */
+	if (w->n % 8 == 0) {
+		v = realloc(w->v, (w->n + 8) * sizeof(*v));
+		if (!v)
+			return cbb_err(err, "out of memory");
+		w->v = v;
+	}
+	v = w->v;
 	v[w->n] = cbb_buf_steal(cur);
 	if (!v[w->n])
 		return cbb_err(err, "out of memory");

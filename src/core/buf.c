@@ -53,7 +53,25 @@ int cbb_buf_adds(cbb_buf_t *b, const char *s)
 
 int cbb_buf_addc(cbb_buf_t *b, char c)
 {
+	/* the parsers add one byte at a time: no call when there is room */
+	if (b->len < b->limit && b->len + 1 < b->cap) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+		return 0;
+	}
 	return cbb_buf_add(b, &c, 1);
+}
+
+int cbb_buf_addu(cbb_buf_t *b, unsigned long v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return cbb_buf_add(b, d + i, sizeof(d) - i);
 }
 
 int cbb_buf_printf(cbb_buf_t *b, const char *fmt, ...)

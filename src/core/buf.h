@@ -23,6 +23,8 @@ void cbb_buf_init(cbb_buf_t *b, size_t limit);
 int cbb_buf_add(cbb_buf_t *b, const char *s, size_t n);
 int cbb_buf_adds(cbb_buf_t *b, const char *s);
 int cbb_buf_addc(cbb_buf_t *b, char c);
+/* v in decimal (what printf's %lu gives, without printf's cost) */
+int cbb_buf_addu(cbb_buf_t *b, unsigned long v);
 int cbb_buf_printf(cbb_buf_t *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Hand the (NUL-terminated) data to the caller; the buffer is reset. */

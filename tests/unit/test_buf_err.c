@@ -28,6 +28,11 @@ static void test_buf(void **state)
 		assert_int_equal(cbb_buf_addc(&b, 'a'), 0);
 	assert_int_equal(b.len, 10000);
 	cbb_buf_reset(&b);
+	assert_int_equal(cbb_buf_addu(&b, 0), 0);
+	assert_int_equal(cbb_buf_addc(&b, ' '), 0);
+	assert_int_equal(cbb_buf_addu(&b, 4294967295UL), 0);
+	assert_string_equal(b.data, "0 4294967295");
+	cbb_buf_reset(&b);
 	assert_string_equal(b.data, "");
 	cbb_buf_free(&b);
 	s = cbb_buf_steal(&b); /* empty buffers steal as "" */
