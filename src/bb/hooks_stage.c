@@ -133,37 +133,34 @@ static bool others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
 	cbb_recs_t joined;
 	cbb_err_t err;
 	char sq[4200];
-	size_t i;
-	bool wait = false;
+	uint32_t *ids;
+	size_t i, n = 0;
+	int alive;
 
 	cbb_err_clear(&err);
 	if (cbb_shared_load(&c->base.cfg, c->base.cluster, array_job_id,
 			    &joined, &err) < 0)
 		return true;
-	for (i = 0; i < joined.n && !wait; i++) {
-		const cbb_rec_t *r = &joined.v[i];
-		long id;
+	ids = calloc(joined.n + 1, sizeof(*ids));
+	if (!ids) {
+		cbb_recs_free(&joined);
+		return true;
+	}
+	for (i = 0; i < joined.n; i++) {
+		long id = strtol(joined.v[i].id, NULL, 10);
 
-		if (r->kind != CBB_REC_JOINED)
-			continue;
-		id = strtol(r->id, NULL, 10);
-		if (id <= 0 || (uint32_t)id == self)
-			continue;
-		switch (cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq,
-						      sizeof(sq)),
-				      (uint32_t)id, CBB_SQUEUE_TIMEOUT_MS,
-				      NULL)) {
-		case CBB_JOB_OVER:
-		case CBB_JOB_GONE:
-			break;
-		default:
-			wait = true;
-		}
+		if (joined.v[i].kind == CBB_REC_JOINED && id > 0 &&
+		    id <= (long)UINT32_MAX && (uint32_t)id != self)
+			ids[n++] = (uint32_t)id;
 	}
 	cbb_recs_free(&joined);
-	if (!wait)
+	/* one squeue for the whole array, however many tasks joined */
+	alive = cbb_any_alive(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
+			      array_job_id, ids, n, CBB_SQUEUE_TIMEOUT_MS);
+	free(ids);
+	if (alive == 0)
 		cbb_shared_forget(&c->base.cfg, c->base.cluster, array_job_id);
-	return wait;
+	return alive != 0;
 }
 
 /*

@@ -122,3 +122,46 @@ cbb_jobstate_t cbb_job_state(const char *squeue, uint32_t job_id,
 	cbb_buf_free(&err);
 	return cls;
 }
+
+int cbb_any_alive(const char *squeue, uint32_t array_job_id,
+		  const uint32_t *ids, size_t n, unsigned timeout_ms)
+{
+	char id[16], prog[512], fmt[] = "%A %F %K %T";
+	char a0[] = "-h", a1[] = "-t", a2[] = "all", a3[] = "-j", a5[] = "-o";
+	char *argv[] = { prog, a0, a1, a2, a3, id, a5, fmt, NULL };
+	cbb_buf_t out, err;
+	const char *p, *nl;
+	int status, rc = -1;
+	size_t k;
+
+	if (n == 0)
+		return 0;
+	snprintf(id, sizeof(id), "%u", array_job_id);
+	snprintf(prog, sizeof(prog), "%s", squeue);
+	cbb_buf_init(&out, OUT_MAX);
+	cbb_buf_init(&err, ERR_MAX);
+	if (cbb_run(argv, timeout_ms, &out, &err, &status) == 0 &&
+	    status == 0) {
+		rc = 0;
+		for (p = out.data ? out.data : ""; *p && rc == 0;
+		     p = nl ? nl + 1 : p + strlen(p)) {
+			uint32_t a, fa;
+			bool task;
+			char st[32];
+
+			nl = strchr(p, '\n');
+			if (!row(p, nl ? (size_t)(nl - p) : strlen(p), &a, &fa,
+				 &task, st, sizeof(st)))
+				continue;
+			for (k = 0; k < n; k++)
+				if (ids[k] == a && cbb_job_state_classify(st) !=
+							   CBB_JOB_OVER)
+					rc = 1; /* alive, or a state not known */
+		}
+	} else if (status != 0 && err.data && strstr(err.data, "Invalid job id")) {
+		rc = 0; /* Slurm has forgotten the whole array */
+	}
+	cbb_buf_free(&out);
+	cbb_buf_free(&err);
+	return rc;
+}

@@ -46,6 +46,14 @@ cbb_jobstate_t cbb_job_state_parse(const char *out, int status,
 				   const char *errtext, uint32_t job_id,
 				   cbb_job_facts_t *facts);
 
+/*
+ * Whether any of the tasks `ids` of an array is not over, with one
+ * squeue for the whole array: 1 (alive, or in a state not known here),
+ * 0 (all over or gone), -1 (squeue failed: do not assume either).
+ */
+int cbb_any_alive(const char *squeue, uint32_t array_job_id,
+		  const uint32_t *ids, size_t n, unsigned timeout_ms);
+
 /* Classify a state word (exposed for tests). */
 cbb_jobstate_t cbb_job_state_classify(const char *word);
 

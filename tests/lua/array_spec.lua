@@ -23,8 +23,20 @@ local function array(count, directives)
   local a = tonumber(tasks[1].id)
   for i, t in ipairs(tasks) do
     t.info = info_of(t, { array_job_id = a, array_task_id = i - 1 })
+    t.state = "PENDING"
   end
   return tasks
+end
+
+-- What squeue says: each task's own row, and the array's id lists them all.
+local function set_state(tasks, i, state)
+  tasks[i].state = state
+  spit(jobstates .. "/" .. tasks[i].id, state)
+  local rows = {}
+  for k, t in ipairs(tasks) do
+    rows[#rows + 1] = t.id .. " " .. tasks[1].id .. " " .. (k - 1) .. " " .. t.state
+  end
+  spit(jobstates .. "/" .. tasks[1].id, table.concat(rows, "\n") .. "\n")
 end
 
 local function data_in(t)
@@ -101,7 +113,8 @@ describe("one shared stage-in per job array", function()
     local tasks = array(3, { "#CONDUIT_PRE cp in/a.txt out/slow-" .. n .. ".txt" })
     for _, t in ipairs(tasks) do assert.are.equal(0, data_in(t)) end
     local mark = rpc_mark()
-    spit(jobstates .. "/" .. tasks[2].id, "CANCELLED")
+    for i = 1, 3 do set_state(tasks, i, "PENDING") end
+    set_state(tasks, 2, "CANCELLED")
     assert.are.equal(0, teardown(tasks[2], true))
     assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
     -- the others still wait on it
@@ -111,8 +124,8 @@ describe("one shared stage-in per job array", function()
                                    tasks[1].info)
     end)() })
     -- the whole array is cancelled
-    spit(jobstates .. "/" .. tasks[1].id, "CANCELLED")
-    spit(jobstates .. "/" .. tasks[3].id, "CANCELLED")
+    set_state(tasks, 1, "CANCELLED")
+    set_state(tasks, 3, "CANCELLED")
     assert.are.equal(0, teardown(tasks[1], true))
     assert.are.equal(0, teardown(tasks[3], true))
     assert.are.equal(1, rpcs_since(mark, "StopTransfer"))

@@ -179,6 +179,42 @@ static void test_jobstate(void **state)
 				       2000, &f), CBB_JOB_GONE);
 }
 
+/* One squeue for an array: does any of the given tasks still wait? */
+static void test_any_alive(void **state)
+{
+	char dir[] = "/tmp/cbb-alive-XXXXXX", path[64];
+	const uint32_t some[] = { 7, 8 }, gone[] = { 99 };
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	setenv("FAKE_SQUEUE_DIR", dir, 1);
+	snprintf(path, sizeof(path), "%s/5", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("5 5 0 CANCELLED\n7 5 1 PENDING\n8 5 2 COMPLETED\n", fp);
+	fclose(fp);
+	assert_int_equal(cbb_any_alive("tests/conduit/fake-squeue", 5, some, 2,
+				       2000), 1);
+	assert_int_equal(cbb_any_alive("tests/conduit/fake-squeue", 5, some + 1,
+				       1, 2000), 0);
+	/* a task squeue no longer lists is over */
+	assert_int_equal(cbb_any_alive("tests/conduit/fake-squeue", 5, gone, 1,
+				       2000), 0);
+	/* no task to ask about; squeue failing is not an answer */
+	assert_int_equal(cbb_any_alive("/nonexistent/squeue", 5, some, 0, 2000),
+			 0);
+	assert_int_equal(cbb_any_alive("/nonexistent/squeue", 5, some, 2, 2000),
+			 -1);
+	assert_int_equal(cbb_any_alive("tests/unit/slow-squeue", 5, some, 2, 300),
+			 -1);
+	/* Slurm forgot the whole array */
+	assert_int_equal(cbb_any_alive("tests/conduit/fake-squeue", 6, some, 2,
+				       2000), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_percent_decode(void **state)
 {
 	char s[] = "no such item: %E2%80%94 100%25 sure%0Asecond %zz %";
@@ -379,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_pick),
 		cmocka_unit_test(test_status),
 		cmocka_unit_test(test_jobstate),
+		cmocka_unit_test(test_any_alive),
 		cmocka_unit_test(test_percent_decode),
 		cmocka_unit_test(test_statefile),
 		cmocka_unit_test(test_state_dir),
