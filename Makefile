@@ -51,9 +51,10 @@ CORE   := core/err core/buf core/utf8 core/readfile core/path core/config \
           core/config_values \
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
-          bb/stage bb/statefile bb/jobstate bb/status bb/outcome bb/account
+          bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
+          bb/status bb/outcome bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
-MOD    := core/luahost bb/bbcall bb/hooks_bb bb/hooks_stage \
+MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_report \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module
 # conduit-bb checks scripts offline: no Lua, no network.
 CLI_SRC := core/err core/buf core/utf8 core/readfile core/path core/config \

@@ -8,6 +8,7 @@
  */
 #include "compat.h"
 #include "hooks_bb.h"
+#include "hooks_report.h"
 #include "hooks_stage.h"
 #include "hooks_step.h"
 #include "hooks_switch.h"
@@ -33,6 +34,7 @@ __attribute__((visibility("default"))) int luaopen_conduit_bb(lua_State *L)
 	lua_setfield(L, -2, "_VERSION");
 	cbb_register_bb_hooks(L);
 	cbb_register_stage_hooks(L);
+	cbb_register_report_hooks(L);
 	cbb_register_switch_hooks(L);
 	cbb_register_step_hooks(L);
 	return 1;

@@ -35,6 +35,17 @@ cbb_bbcall_t *cbb_bbcall_new(lua_State *L)
 					       bbcall_done);
 }
 
+int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
+{
+	char copy[CBB_ERR_MAX];
+
+	/* msg may live in the context being freed */
+	snprintf(copy, sizeof(copy), "%s", msg ? msg : "");
+	cbb_call_flush_logs(L, &c->base);
+	cbb_call_done(&c->base);
+	return cbb_push_result(L, rc, msg ? copy : NULL, strlen(copy));
+}
+
 static uint32_t field_u32(lua_State *L, int idx, const char *key,
 			  uint32_t dflt)
 {

@@ -41,6 +41,13 @@ typedef struct {
 cbb_bbcall_t *cbb_bbcall_new(lua_State *L);
 
 /*
+ * Finish a hook: flush the queued log lines, free the context, push
+ * slurm.SUCCESS/ERROR (rc 0/-1) and msg when not NULL.  Returns the
+ * number of results, for `return cbb_bbcall_finish(...)`.
+ */
+int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg);
+
+/*
  * Fill c->job from the job_info table at `idx` (nil is allowed) and the
  * uid Slurm passed.  The uid always wins over anything else.
  * Returns 0, or -1 on out of memory.

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bbcall.h"
+#include "array.h"
 #include "jobstate.h"
 #include "key.h"
 #include "outcome.h"
@@ -27,25 +28,6 @@
 #include "stage.h"
 #include "statefile.h"
 #include "status.h"
-
-#define CBB_STATUS_TIMEOUT_MS 5000   /* get_status blocks slurmctld */
-#define CBB_SQUEUE_TIMEOUT_MS 5000
-
-static const char *arg_str(lua_State *L, int i)
-{
-	return lua_type(L, i) == LUA_TSTRING ? lua_tostring(L, i) : NULL;
-}
-
-/* Finish a hook: flush queued logs, free C state, push the result. */
-static int done(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
-{
-	char copy[CBB_ERR_MAX];
-
-	snprintf(copy, sizeof(copy), "%s", msg ? msg : "");
-	cbb_call_flush_logs(L, &c->base);
-	cbb_call_done(&c->base);
-	return cbb_push_result(L, rc, msg ? copy : NULL, strlen(copy));
-}
 
 /*
  * When directives use % symbols, Slurm gives the stage hooks a rewritten
@@ -55,18 +37,6 @@ static int done(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
  * that cannot be read the rewritten script's numbers stay.
  */
 #define CBB_DEFAULT_STATE_SAVE "/var/spool"
-
-/* A directive line with a symbol that differs between an array's tasks. */
-static bool per_task(const char *text, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i++)
-		if (text[i] == '%' && (text[i + 1] == 'a' ||
-				       text[i + 1] == 'j' || text[i + 1] == 'b'))
-			return true;
-	return false;
-}
 
 /*
  * ... and mark the stage-in directives an array's tasks can share: those
@@ -100,7 +70,7 @@ static void user_lines(cbb_bbcall_t *c, const char *path)
 			c->plan.v[i].line = sc.lines[i].lineno;
 			c->plan.v[i].shared =
 				c->plan.v[i].stage == CBB_STAGE_IN &&
-				!per_task(sc.lines[i].text, sc.lines[i].len);
+				!cbb_array_per_task(sc.lines[i].text, sc.lines[i].len);
 		}
 	cbb_script_free(&sc);
 	free(text);
@@ -118,103 +88,6 @@ static void job_facts(const cbb_bbcall_t *c, cbb_job_ctx_t *j)
 	j->array_task_id = c->job.array_task_id;
 	j->admin_comment = c->admin_comment;
 	j->account = true; /* when a poll finds the staging over */
-}
-
-/*
- * Whether another task of the array still waits on its shared
- * stage-ins: a task that joined them and is not over.  When squeue
- * cannot say, it is taken to wait (a shared transfer is never aborted
- * under a task that may need it).  With none left, the array's shared
- * records go too.
- */
-static bool others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
-			uint32_t self)
-{
-	cbb_recs_t joined;
-	cbb_err_t err;
-	char sq[4200];
-	uint32_t *ids;
-	size_t i, n = 0;
-	int alive;
-
-	cbb_err_clear(&err);
-	if (cbb_shared_load(&c->base.cfg, c->base.cluster, array_job_id,
-			    &joined, &err) < 0)
-		return true;
-	ids = calloc(joined.n + 1, sizeof(*ids));
-	if (!ids) {
-		cbb_recs_free(&joined);
-		return true;
-	}
-	for (i = 0; i < joined.n; i++) {
-		long id = strtol(joined.v[i].id, NULL, 10);
-
-		if (joined.v[i].kind == CBB_REC_JOINED && id > 0 &&
-		    id <= (long)UINT32_MAX && (uint32_t)id != self)
-			ids[n++] = (uint32_t)id;
-	}
-	cbb_recs_free(&joined);
-	/* one squeue for the whole array, however many tasks joined */
-	alive = cbb_any_alive(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
-			      array_job_id, ids, n, CBB_SQUEUE_TIMEOUT_MS);
-	free(ids);
-	if (alive == 0)
-		cbb_shared_forget(&c->base.cfg, c->base.cluster, array_job_id);
-	return alive != 0;
-}
-
-/*
- * A teardown has no job_info: the task's own records say whether it
- * joined its array's shared stage-ins, and of which array.
- */
-static uint32_t array_of(cbb_bbcall_t *c, uint32_t job_id)
-{
-	cbb_recs_t own;
-	cbb_err_t err;
-	size_t i;
-	long a = 0;
-
-	cbb_err_clear(&err);
-	if (cbb_recs_load(&c->base.cfg, c->base.cluster, job_id, UINT32_MAX,
-			  0, &own, &err) < 0)
-		return 0;
-	for (i = 0; i < own.n; i++)
-		if (own.v[i].kind == CBB_REC_JOINED)
-			a = strtol(own.v[i].id, NULL, 10);
-	cbb_recs_free(&own);
-	return a > 0 && a <= (long)UINT32_MAX ? (uint32_t)a : 0;
-}
-
-static void teardown_array(cbb_bbcall_t *c, cbb_job_ctx_t *j)
-{
-	j->array_job_id = array_of(c, j->job_id);
-	if (j->array_job_id)
-		j->abort_shared = !others_wait(c, j->array_job_id, j->job_id);
-}
-
-/* How many tasks joined an array's shared stage-ins. */
-static unsigned joined_tasks(cbb_bbcall_t *c, uint32_t array_job_id)
-{
-	cbb_recs_t r;
-	cbb_err_t err;
-	size_t i, k;
-	unsigned n = 0;
-
-	cbb_err_clear(&err);
-	if (!array_job_id || cbb_shared_load(&c->base.cfg, c->base.cluster,
-					     array_job_id, &r, &err) < 0)
-		return 0;
-	for (i = 0; i < r.n; i++) {
-		if (r.v[i].kind != CBB_REC_JOINED)
-			continue;
-		for (k = 0; k < i; k++)
-			if (r.v[k].kind == CBB_REC_JOINED &&
-			    !strcmp(r.v[k].id, r.v[i].id))
-				break;
-		n += k == i;
-	}
-	cbb_recs_free(&r);
-	return n;
 }
 
 /*
@@ -236,14 +109,14 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 		return cbb_err(err, "conduit_bb: out of memory");
 	c->job.job_id = (uint32_t)job_id;
 	if (cbb_call_cluster(L, &c->base, 5, err) < 0 ||
-	    cbb_bbcall_read_script(c, arg_str(L, 2), err) < 0)
+	    cbb_bbcall_read_script(c, cbb_lua_str(L, 2), err) < 0)
 		return -1;
 	o.cfg = &c->base.cfg;
 	o.job = &c->job;
 	o.expand = false; /* Slurm already replaced the % symbols */
 	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, err) < 0)
 		return -1;
-	user_lines(c, arg_str(L, 2));
+	user_lines(c, cbb_lua_str(L, 2));
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
 	cbb_job_ctx_init(j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
@@ -328,7 +201,7 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
 		rc = cbb_stage_start(&j, &c->plan, stage, &err);
 	if (rc < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-	return done(L, c, rc, rc < 0 ? err.msg : NULL);
+	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);
 }
 
 /*
@@ -360,7 +233,7 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 		return 0;
 	cbb_err_clear(&abort_err);
 	if (j->array_job_id)
-		j->abort_shared = !others_wait(c, j->array_job_id, j->job_id);
+		j->abort_shared = !cbb_array_others_wait(c, j->array_job_id, j->job_id);
 	if (cbb_stage_teardown(j, true, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
 	/* the teardown that would have forgotten the job may never come */
@@ -388,7 +261,7 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 	cbb_err_clear(&err);
 	if (stage_prepare(L, c, &j, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return done(L, c, -1, err.msg);
+		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (stage == CBB_STAGE_OUT)
 		apply_when(c, &j);
@@ -403,27 +276,27 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 			cbb_call_queue_log(c, CBB_LOG_VERBOSE, "stage-out "
 					   "abandoned: the buffer was torn "
 					   "down (scancel --hurry)");
-			return done(L, c, 0, NULL);
+			return cbb_bbcall_finish(L, c, 0, NULL);
 		}
 		if (job_ended(c, &j, true, &err)) {
 			cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
-			return done(L, c, -1, err.msg);
+			return cbb_bbcall_finish(L, c, -1, err.msg);
 		}
-		return done(L, c, 0, "BUSY");
+		return cbb_bbcall_finish(L, c, 0, "BUSY");
 	}
 	rc = cbb_stage_poll(&j, &c->plan, stage, &err);
 	if (rc == CBB_POLL_BUSY &&
 	    (stage != CBB_STAGE_IN || !job_ended(c, &j, false, &err)))
-		return done(L, c, 0, "BUSY"); /* slurm.SLURM_BB_BUSY */
+		return cbb_bbcall_finish(L, c, 0, "BUSY"); /* slurm.SLURM_BB_BUSY */
 	if (rc == CBB_POLL_BUSY) {
 		cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
-		return done(L, c, -1, err.msg);
+		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (rc == CBB_POLL_FAILED) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return done(L, c, -1, err.msg);
+		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
-	return done(L, c, 0, NULL);
+	return cbb_bbcall_finish(L, c, 0, NULL);
 }
 
 /* slurm_bb_data_in(job_id, job_script, uid, gid, job_info) */
@@ -476,7 +349,7 @@ static int l_nothing_to_do(lua_State *L)
 static int l_job_teardown(lua_State *L)
 {
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
-	const char *hurry = arg_str(L, 3);
+	const char *hurry = cbb_lua_str(L, 3);
 	bool hurried = hurry && !strcmp(hurry, "true");
 	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_job_facts_t f;
@@ -488,12 +361,12 @@ static int l_job_teardown(lua_State *L)
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0) {
 		cbb_err(&err, "conduit_bb: bad job id or uid argument");
-		return done(L, c, -1, err.msg);
+		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
 	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return done(L, c, -1, err.msg);
+		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (!hurried) {
 		snprintf(msg, sizeof(msg), "job %ld: teardown: leaving transfers "
@@ -502,9 +375,9 @@ static int l_job_teardown(lua_State *L)
 		/* the last task of an array to go takes its shared records */
 		cbb_job_ctx_init(&j, &c->base.cfg, NULL, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);
-		teardown_array(c, &j);
+		cbb_array_teardown(c, &j);
 		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
-		return done(L, c, 0, NULL);
+		return cbb_bbcall_finish(L, c, 0, NULL);
 	}
 	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
 		      (uint32_t)job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
@@ -512,20 +385,20 @@ static int l_job_teardown(lua_State *L)
 		cbb_err(&err, "job %ld: teardown: cannot learn the job's state "
 			"from squeue; nothing aborted (Slurm retries)", job_id);
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return done(L, c, -1, err.msg);
+		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	snprintf(msg, sizeof(msg), "job %ld: teardown (hurry, job state %s): %s",
 		 job_id, f.state[0] ? f.state : "gone", f.cls == CBB_JOB_ALIVE ?
 		 "leaving transfers alone" : "aborting active transfers");
 	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
 	if (f.cls == CBB_JOB_ALIVE)
-		return done(L, c, 0, NULL);
+		return cbb_bbcall_finish(L, c, 0, NULL);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
 		cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
-		teardown_array(c, &j);
+		cbb_array_teardown(c, &j);
 		rc = cbb_stage_teardown(&j, true, &err);
 	} else {
 		rc = -1;
@@ -533,241 +406,14 @@ static int l_job_teardown(lua_State *L)
 	cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
 	if (rc < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-	return done(L, c, rc, rc < 0 ? err.msg : NULL);
+	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);
 }
-
-static const char status_usage[] =
-	"usage: scontrol show bbstat conduit JOBID [json]\n"
-	"Shows the Conduit transfers of a job's staging directives; users "
-	"see their own jobs, root sees every job.\n";
 
 /*
  * slurm_bb_get_status(uid, gid, "conduit", JOBID [, "json"])
  * (scontrol takes --json as its own option, so users write "json";
  * "--json" is accepted too, for callers that reach the hook directly.)
  */
-/* Keep the skipped rows of the caller's own jobs (ids end ":<uid>"). */
-static void own_skips(cbb_recs_t *skips, const char *uid)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < skips->n; i++) {
-		const char *u = strrchr(skips->v[i].id, ':');
-
-		if (u && !strcmp(u + 1, uid))
-			skips->v[n++] = skips->v[i];
-	}
-	skips->n = n;
-}
-
-static int l_get_status(lua_State *L)
-{
-	int top = lua_gettop(L), i;
-	long caller = cbb_arg_id(L, 1), job_id = -1;
-	bool json = false, bad = false;
-	const char *what = arg_str(L, 3);
-	cbb_bbcall_t *c;
-	cbb_err_t err;
-	cbb_recs_t skips;
-	bool transport;
-	char rx[2 * CBB_KEY_MAX + 128], user[24];
-	uint32_t array;
-	int rc;
-
-	for (i = 4; i <= top; i++) {
-		const char *a = arg_str(L, i);
-
-		if (a && (!strcmp(a, "json") || !strcmp(a, "--json")))
-			json = true;
-		else if (a && job_id < 0 && (job_id = cbb_arg_id(L, i)) >= 0)
-			continue;
-		else
-			bad = true;
-	}
-	if (caller < 0 || !what || strcmp(what, "conduit") || job_id < 0 || bad)
-		return cbb_push_result(L, 0, status_usage, strlen(status_usage));
-
-	c = cbb_bbcall_new(L);
-	cbb_err_clear(&err);
-	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return done(L, c, -1, err.msg);
-	}
-	/* the caller's own transfers; root sees everyone's */
-	snprintf(user, sizeof(user), "%ld", caller);
-	array = array_of(c, (uint32_t)job_id);
-	if (array)
-		cbb_key_array_regex(rx, sizeof(rx), c->base.cluster,
-				    (uint32_t)job_id, array);
-	else
-		cbb_key_job_regex(rx, sizeof(rx), c->base.cluster,
-				  (uint32_t)job_id, -1);
-	/* bbstat holds slurmctld's burst-buffer lock: one short budget */
-	if (cbb_grpc_open(&c->grpc, &c->base.cfg,
-			  c->base.cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
-				  c->base.cfg.request_timeout_ms :
-				  CBB_STATUS_TIMEOUT_MS, &err) < 0 ||
-	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
-			      &c->transfers, &transport, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return done(L, c, -1, err.msg);
-	}
-	/* a StateDir problem only costs the skipped rows */
-	if (cbb_skips_load(&c->base.cfg, c->base.cluster, (uint32_t)job_id,
-			   UINT32_MAX, 0, &skips, &err) < 0) {
-		skips.v = NULL;
-		skips.n = 0;
-		cbb_err_clear(&err);
-	}
-	if (caller != 0)
-		own_skips(&skips, user);
-	rc = cbb_status_render(&c->transfers, &skips,
-			       joined_tasks(c, array ? array : (uint32_t)job_id),
-			       (uint32_t)job_id, json, &c->base.out);
-	cbb_recs_free(&skips);
-	if (rc < 0) {
-		cbb_err(&err, "conduit_bb: out of memory");
-		return done(L, c, -1, err.msg);
-	}
-	cbb_call_flush_logs(L, &c->base);
-	lua_pushinteger(L, 0);
-	lua_pushlstring(L, c->base.out.data ? c->base.out.data : "", c->base.out.len);
-	cbb_call_done(&c->base);
-	return 2;
-}
-
-/* The directives of one stage as compact JSON for the job's environment. */
-static char *stage_json(const cbb_plan_t *p, cbb_stage_t st, size_t *count)
-{
-	json_t *arr = json_array();
-	size_t i, k;
-	char *s;
-
-	*count = 0;
-	if (!arr)
-		return NULL;
-	for (i = 0; i < p->n; i++) {
-		const cbb_directive_t *d = &p->v[i];
-		json_t *o, *src;
-
-		if (d->stage != st)
-			continue;
-		o = json_object();
-		src = json_array();
-		for (k = 0; k < d->nsources; k++)
-			json_array_append_new(src, json_string(d->sources[k]));
-		json_object_set_new(o, "line", json_integer(d->line));
-		json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
-		json_object_set_new(o, "recursive", json_boolean(d->recursive));
-		json_object_set_new(o, "sources", src);
-		json_object_set_new(o, "destination", json_string(d->destination));
-		json_array_append_new(arr, o);
-		(*count)++;
-	}
-	s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
-	json_decref(arr);
-	return s;
-}
-
-/*
- * Open the path file for writing.  Slurm creates it empty before calling
- * paths, except for a task split off an array, whose job directory it
- * never made: then make it as Slurm makes job directories (mode 0700),
- * but only where Slurm's own layout says it belongs.
- */
-static int open_path_file(const char *path_file, uint32_t job_id)
-{
-	char state[4096], dir[4200];
-	int fd;
-
-	fd = open(path_file, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-	if (fd >= 0 || errno != ENOENT ||
-	    !cbb_slurm_state_of(path_file, job_id, "path", state, sizeof(state)))
-		return fd;
-	snprintf(dir, sizeof(dir), "%s/hash.%u", state, job_id % 10);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/hash.%u/job.%u", state, job_id % 10,
-		 job_id);
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -1;
-	return open(path_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-				       O_NOFOLLOW, 0600);
-}
-
-/*
- * slurm_bb_paths(job_id, job_script, path_file, uid, gid, job_info)
- * Runs inside slurmctld: local work only.  Writes NAME=value lines that
- * Slurm adds to the job's environment (docs/user.md lists them).  The
- * environment is a convenience: when the path file cannot be written the
- * job still starts (logged), never held for it.
- */
-static int l_paths(lua_State *L)
-{
-	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
-	const char *path_file = arg_str(L, 3);
-	cbb_bbcall_t *c = cbb_bbcall_new(L);
-	cbb_parse_opts_t o = { 0 };
-	cbb_err_t err;
-	char key[CBB_KEY_MAX], safe[CBB_CLUSTER_MAX], *in = NULL, *out = NULL;
-	size_t nin, nout;
-	int fd, rc = -1;
-
-	cbb_err_clear(&err);
-	if (job_id < 0 || uid < 0 || !path_file) {
-		cbb_err(&err, "conduit_bb: paths needs job id, path file and uid");
-		return done(L, c, -1, err.msg);
-	}
-	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0)
-		goto out;
-	if (cbb_bbcall_job(L, c, 6, (unsigned long)uid) < 0) {
-		cbb_err(&err, "conduit_bb: out of memory");
-		goto out;
-	}
-	c->job.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, &c->base, 6, &err) < 0 ||
-	    cbb_bbcall_read_script(c, arg_str(L, 2), &err) < 0)
-		goto out;
-	o.cfg = &c->base.cfg;
-	o.job = &c->job;
-	o.expand = true; /* paths gets the plain script */
-	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, &err) < 0)
-		goto out;
-	in = stage_json(&c->plan, CBB_STAGE_IN, &nin);
-	out = stage_json(&c->plan, CBB_STAGE_OUT, &nout);
-	cbb_cluster_safe(safe, c->base.cluster);
-	snprintf(key, sizeof(key), "SLURMJOB:%ld,CLUSTER:%s,RESTART:%u,",
-		 job_id, safe, c->restart);
-	if (!in || !out ||
-	    cbb_buf_printf(&c->base.out, "CONDUIT_BB_KEY=%s\n"
-			   "CONDUIT_BB_STAGE_IN_COUNT=%zu\n"
-			   "CONDUIT_BB_STAGE_OUT_COUNT=%zu\n"
-			   "CONDUIT_BB_STAGE_IN=%s\n"
-			   "CONDUIT_BB_STAGE_OUT=%s\n", key, nin, nout, in,
-			   out) < 0) {
-		cbb_err(&err, "conduit_bb: out of memory");
-		goto out;
-	}
-	rc = 0;
-	fd = open_path_file(path_file, (uint32_t)job_id);
-	if (fd < 0 || write(fd, c->base.out.data, c->base.out.len) != (ssize_t)c->base.out.len) {
-		char msg[4400];
-
-		snprintf(msg, sizeof(msg), "job %ld: cannot write %s (%s): the "
-			 "job starts without the CONDUIT_BB_* variables",
-			 job_id, path_file, strerror(errno));
-		cbb_call_queue_log(c, CBB_LOG_INFO, msg);
-	}
-	if (fd >= 0)
-		close(fd);
-out:
-	free(in);
-	free(out);
-	if (rc < 0)
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-	return done(L, c, rc, rc < 0 ? err.msg : NULL);
-}
 
 void cbb_register_stage_hooks(lua_State *L)
 {
@@ -776,13 +422,11 @@ void cbb_register_stage_hooks(lua_State *L)
 		{ "slurm_bb_data_in", l_data_in },
 		{ "slurm_bb_test_data_in", l_test_data_in },
 		{ "slurm_bb_real_size", l_nothing_to_do },
-		{ "slurm_bb_paths", l_paths },
 		{ "slurm_bb_pre_run", l_nothing_to_do },
 		{ "slurm_bb_post_run", l_nothing_to_do },
 		{ "slurm_bb_data_out", l_data_out },
 		{ "slurm_bb_test_data_out", l_test_data_out },
 		{ "slurm_bb_job_teardown", l_job_teardown },
-		{ "slurm_bb_get_status", l_get_status },
 		{ NULL, NULL },
 	};
 

@@ -19,6 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How long a hook lets squeue take before it counts as no answer. */
+#define CBB_SQUEUE_TIMEOUT_MS 5000
+
 typedef enum {
 	CBB_JOB_UNKNOWN = -1, /* squeue failed, timed out or said nothing */
 	CBB_JOB_GONE = 0,     /* Slurm no longer knows the job */

@@ -1,33 +1,15 @@
 /* stage.c - see stage.h */
 #include "stage.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "account.h"
+#include "stage_array.h"
+#include "stage_find.h"
 #include "statefile.h"
-
-/* A transfer of the current attempt created this long before the
- * attempt was submitted belongs to an earlier job with the same id. */
-#define CBB_CLOCK_SLACK_S 60
-
-static void logf_(cbb_job_ctx_t *j, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void logf_(cbb_job_ctx_t *j, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!j->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	j->log(j->log_ud, level, msg);
-}
 
 void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
 		      cbb_grpc_t *g, const char *cluster, uint32_t job_id,
@@ -58,119 +40,6 @@ static const char *stage_word(cbb_stage_t s)
 	return s == CBB_STAGE_IN ? "stage-in" : "stage-out";
 }
 
-/* Rank: running beats finished beats failed; newer beats older. */
-static int rank(const cbb_transfer_t *t)
-{
-	if (cbb_transfer_failed(t))
-		return 0;
-	return cbb_transfer_succeeded(t) ? 1 : 2;
-}
-
-static bool newer(const cbb_transfer_t *a, const cbb_transfer_t *b)
-{
-	return a->created > b->created ||
-	       (a->created == b->created && a->created_ns > b->created_ns);
-}
-
-const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
-			       uint32_t index, long attempt, unsigned *attempts)
-{
-	const cbb_transfer_t *best = NULL;
-	size_t i;
-
-	if (attempts)
-		*attempts = 0;
-	for (i = 0; i < t->n; i++) {
-		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
-
-		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
-		    k.type != type || k.index != index ||
-		    (attempt >= 0 && k.restart != (uint32_t)attempt))
-			continue;
-		if (attempts)
-			(*attempts)++;
-		if (!best || rank(x) > rank(best) ||
-		    (rank(x) == rank(best) && newer(x, best)))
-			best = x;
-	}
-	return best;
-}
-
-/*
- * One Query: every transfer of this job, of every attempt, and for an
- * array task its array's shared stage-ins (not the array's own task's
- * transfers, which share the array's id).
- */
-static int query_job(cbb_job_ctx_t *j, cbb_transfers_t *out, bool *transport,
-		     cbb_err_t *err)
-{
-	char rx[2 * CBB_KEY_MAX + 128];
-	size_t i, o = 0;
-
-	if (!j->array_job_id) {
-		cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, -1);
-		return cbb_conduit_query(j->g, j->user, rx, out, transport,
-					 err);
-	}
-	cbb_key_array_regex(rx, sizeof(rx), j->cluster, j->job_id,
-			    j->array_job_id);
-	if (cbb_conduit_query(j->g, j->user, rx, out, transport, err) < 0)
-		return -1;
-	for (i = 0; i < out->n; i++) {
-		cbb_key_t k;
-
-		if (cbb_key_parse(out->v[i].comment, &k) &&
-		    (k.type == CBB_KEY_SHARED ? k.job_id == j->array_job_id :
-						k.job_id == j->job_id)) {
-			out->v[o++] = out->v[i];
-			continue;
-		}
-		cbb_transfer_clear(&out->v[i]);
-	}
-	out->n = o;
-	return 0;
-}
-
-/*
- * Drop transfers of the current attempt that were created well before
- * the attempt was submitted: they belong to an earlier job that had the
- * same id (Slurm hands ids out again after its state is wiped or its
- * counter wraps).  Not for a requeued job's stage-out, whose attempt
- * was submitted before the submit time Slurm shows now.
- */
-static void drop_foreign(cbb_job_ctx_t *j, cbb_stage_t stage,
-			 cbb_transfers_t *t)
-{
-	uint32_t a = cbb_attempt(j, stage);
-	size_t i, o = 0;
-
-	if (!j->submit || a != j->restart || j->requeued)
-		return;
-	for (i = 0; i < t->n; i++) {
-		cbb_key_t k;
-		cbb_transfer_t *x = &t->v[i];
-
-		if (x->created && x->created < j->submit - CBB_CLOCK_SLACK_S &&
-		    cbb_key_parse(x->comment, &k) && k.restart == a) {
-			logf_(j, 2, "job %u: ignoring transfer %s: created "
-			      "before this job was submitted (an earlier job "
-			      "with the same id)", j->job_id, x->id);
-			cbb_transfer_clear(x);
-			continue;
-		}
-		t->v[o++] = *x;
-	}
-	t->n = o;
-}
-
-static cbb_conduit_action_t action_of(const cbb_directive_t *d)
-{
-	if (d->action == CBB_MV)
-		return d->recursive ? CBB_RMOVE : CBB_MOVE;
-	return d->recursive ? CBB_RCOPY : CBB_COPY;
-}
-
 /* What a directive needs now. */
 typedef enum {
 	V_START,     /* never started, or lost: start it */
@@ -191,95 +60,6 @@ typedef struct {
 	bool shared;             /* the array's shared stage-in stands for it */
 	char comment[CBB_KEY_MAX];
 } dview_t;
-
-/* The same expanded sources and destination as the directive. */
-static bool same_transfer(const cbb_transfer_t *x, const cbb_directive_t *d)
-{
-	size_t i;
-
-	if (x->nsources != d->nsources || strcmp(x->destination, d->destination))
-		return false;
-	for (i = 0; i < d->nsources; i++)
-		if (strcmp(x->sources[i], d->sources[i]))
-			return false;
-	return (int)action_of(d) == x->action ||
-	       /* Conduit may turn a move into a copy during the data stage */
-	       (d->action == CBB_MV && x->action == (d->recursive ? CBB_RCOPY :
-								     CBB_COPY));
-}
-
-/* A stage-in directive an earlier attempt finished: the attempt, or -1. */
-static long kept_from(const cbb_transfers_t *t, const cbb_directive_t *d,
-		      uint32_t attempt)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
-
-		/* the array's shared stage-in counts for its tasks */
-		if (!x->validation_only && cbb_transfer_succeeded(x) &&
-		    cbb_key_parse(x->comment, &k) &&
-		    (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED) &&
-		    k.restart < attempt && same_transfer(x, d))
-			return (long)k.restart;
-	}
-	return -1;
-}
-
-/* Whether a record's transfer is among the visible ones. */
-static bool rec_visible(const cbb_rec_t *r, const cbb_transfers_t *t,
-			cbb_key_type_t type, uint32_t attempt, uint32_t index)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
-
-		if (r->kind == CBB_REC_STARTED) {
-			if (!strcmp(x->id, r->id))
-				return true;
-			continue;
-		}
-		/* an unsure start: did a transfer appear after it? */
-		if (!x->validation_only && cbb_key_parse(x->comment, &k) &&
-		    k.type == type && k.restart == attempt &&
-		    k.index == index && x->created >= r->made - 2)
-			return true;
-	}
-	return false;
-}
-
-/*
- * The newest start record of a directive, unless a "lost" record has
- * closed it, and whether any transfer of it was lost before.  Records
- * are in the order they were written (appended under a lock).
- */
-static const cbb_rec_t *open_record(const cbb_recs_t *recs, int type,
-				    uint32_t attempt, uint32_t index,
-				    bool *lost)
-{
-	const cbb_rec_t *r = NULL;
-	size_t i;
-
-	*lost = false;
-	for (i = 0; i < recs->n; i++) {
-		const cbb_rec_t *x = &recs->v[i];
-
-		if (x->type != type || x->attempt != attempt || x->index != index)
-			continue;
-		if (x->kind != CBB_REC_LOST) {
-			r = x;
-			continue;
-		}
-		*lost = true;
-		if (r && !strcmp(r->kind == CBB_REC_STARTED ? r->id : "-", x->id))
-			r = NULL;
-	}
-	return r;
-}
 
 static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
 		       uint32_t attempt, uint32_t index, char kind,
@@ -305,37 +85,7 @@ static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
 	else
 		rc = cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
 	if (rc < 0)
-		logf_(j, -1, "job %u: %s", j->job_id, e.msg);
-}
-
-/* The array's shared transfer of a directive: same index and content. */
-static const cbb_transfer_t *pick_shared(const cbb_transfers_t *t,
-					 const cbb_directive_t *d)
-{
-	const cbb_transfer_t *best = NULL;
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
-
-		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
-		    k.type != CBB_KEY_SHARED || k.index != d->index ||
-		    !same_transfer(x, d))
-			continue;
-		if (!best || rank(x) > rank(best) ||
-		    (rank(x) == rank(best) && newer(x, best)))
-			best = x;
-	}
-	return best;
-}
-
-/* An array task's first attempt shares the directives marked shared. */
-static bool is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
-		      cbb_stage_t stage)
-{
-	return stage == CBB_STAGE_IN && d->shared && j->array_job_id &&
-	       cbb_attempt(j, stage) == 0 && !d->every_attempt;
+		cbb_stage_log(j, -1, "job %u: %s", j->job_id, e.msg);
 }
 
 /* Decide what each directive of `stage` needs (views has plan->n room). */
@@ -361,27 +111,27 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		n++;
 		memset(v, 0, sizeof(*v));
 		v->d = d;
-		v->shared = is_shared(j, d, stage);
+		v->shared = cbb_is_shared(j, d, stage);
 		if (v->shared) {
-			x = pick_shared(have, d);
-			r = open_record(shared, CBB_KEY_SHARED, 0, d->index,
+			x = cbb_pick_shared(have, d);
+			r = cbb_open_record(shared, CBB_KEY_SHARED, 0, d->index,
 					&v->lost);
 		} else {
 			x = cbb_pick(have, type, d->index, (long)a, NULL);
-			r = open_record(recs, (int)type, a, d->index, &v->lost);
+			r = cbb_open_record(recs, (int)type, a, d->index, &v->lost);
 		}
 		v->x = x;
 		if (x && !cbb_transfer_failed(x)) {
 			v->v = cbb_transfer_succeeded(x) ? V_DONE : V_RUNNING;
 			continue;
 		}
-		if (r && !rec_visible(r, have, v->shared ? CBB_KEY_SHARED : type,
+		if (r && !cbb_rec_visible(r, have, v->shared ? CBB_KEY_SHARED : type,
 				      v->shared ? 0 : a, d->index)) {
 			if (now - r->made < (int64_t)j->cfg->start_visible_grace_s) {
 				v->v = V_PENDING; /* newer than any failure */
 				continue;
 			}
-			logf_(j, -1, "job %u: line %u: %s transfer %s started %lld "
+			cbb_stage_log(j, -1, "job %u: line %u: %s transfer %s started %lld "
 			      "s ago never showed up on the Conduit server "
 			      "(StartVisibleGrace=%u s): it is lost; starting "
 			      "the directive again", j->job_id, d->line,
@@ -405,7 +155,7 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			continue;
 		}
 		kept = stage == CBB_STAGE_IN && !d->every_attempt && a > 0 ?
-			       kept_from(have, d, a) : -1;
+			       cbb_kept_from(have, d, a) : -1;
 		if (kept >= 0) {
 			v->v = V_KEPT;
 			v->kept_from = (uint32_t)kept;
@@ -420,8 +170,8 @@ const cbb_transfer_t *cbb_stage_pick(const cbb_job_ctx_t *j,
 				     const cbb_transfers_t *have,
 				     const cbb_directive_t *d, cbb_stage_t stage)
 {
-	if (is_shared(j, d, stage))
-		return pick_shared(have, d);
+	if (cbb_is_shared(j, d, stage))
+		return cbb_pick_shared(have, d);
 	return cbb_pick(have, key_type(stage), d->index,
 			(long)cbb_attempt(j, stage), NULL);
 }
@@ -443,7 +193,7 @@ static void fill_start(cbb_job_ctx_t *j, dview_t *v, cbb_key_type_t type,
 	cbb_key_format(v->comment, sizeof(v->comment), &k);
 	memset(s, 0, sizeof(*s));
 	s->user = j->user;
-	s->action = action_of(d);
+	s->action = cbb_action_of(d);
 	s->sources = (const char *const *)d->sources;
 	s->nsources = d->nsources;
 	s->destination = d->destination;
@@ -535,7 +285,7 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			/* it may exist: never start it twice */
 			add_record(j, rt, ra, which[i]->d->index,
 				   CBB_REC_UNSURE, NULL);
-			logf_(j, 0, "job %u: line %u: start not confirmed (%s); "
+			cbb_stage_log(j, 0, "job %u: line %u: start not confirmed (%s); "
 			      "waiting for it to show up", j->job_id,
 			      which[i]->d->line, req[i].message);
 			started++;
@@ -557,6 +307,16 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 static bool best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
 {
 	return stage == CBB_STAGE_OUT && j->requeued;
+}
+
+static bool uses_shared(const dview_t *views, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (views[i].shared)
+			return true;
+	return false;
 }
 
 /* Whether the plan has directives of a stage, skipped ones too. */
@@ -602,24 +362,13 @@ static int gather(cbb_job_ctx_t *j, cbb_stage_t stage,
 		cbb_recs_free(recs);
 		return -1;
 	}
-	if (query_job(j, have, transport, err) < 0) {
+	if (cbb_find_query(j, have, transport, err) < 0) {
 		cbb_recs_free(recs);
 		cbb_recs_free(shared);
 		return -2;
 	}
-	drop_foreign(j, stage, have);
+	cbb_find_drop_foreign(j, stage, have);
 	return 0;
-}
-
-static bool any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
-		       cbb_stage_t stage)
-{
-	size_t i;
-
-	for (i = 0; i < plan->n; i++)
-		if (is_shared(j, &plan->v[i], stage))
-			return true;
-	return false;
 }
 
 /*
@@ -628,59 +377,6 @@ static bool any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
  * 1: taken (or not needed); 0: another task holds it for longer than a
  * moment: come back at the next poll.
  */
-#define CBB_SHARED_WAIT_MS 2000
-static int shared_lock(cbb_job_ctx_t *j, const cbb_plan_t *plan,
-		       cbb_stage_t stage, int *fd)
-{
-	*fd = -1;
-	if (!any_shared(j, plan, stage))
-		return 1;
-	*fd = cbb_shared_lock(j->cfg, j->cluster, j->array_job_id,
-			      CBB_SHARED_WAIT_MS);
-	return *fd >= 0;
-}
-
-/*
- * Note once that this task uses its array's shared stage-ins: in the
- * array's file (teardown asks whether another task still waits on
- * them; bbstat counts the tasks) and in the task's own (bbstat finds
- * the array).
- */
-static void join_shared(cbb_job_ctx_t *j, const dview_t *views, size_t n,
-			const cbb_recs_t *recs, const cbb_recs_t *shared)
-{
-	char id[16];
-	size_t i;
-	bool uses = false, in_array = false, in_own = false;
-	cbb_rec_t r;
-	cbb_err_t e;
-
-	for (i = 0; i < n; i++)
-		uses = uses || views[i].shared;
-	if (!uses)
-		return;
-	snprintf(id, sizeof(id), "%u", j->job_id);
-	for (i = 0; i < shared->n; i++)
-		in_array = in_array || (shared->v[i].kind == CBB_REC_JOINED &&
-					!strcmp(shared->v[i].id, id));
-	for (i = 0; i < recs->n; i++)
-		in_own = in_own || recs->v[i].kind == CBB_REC_JOINED;
-	memset(&r, 0, sizeof(r));
-	r.restart = j->restart;
-	r.submit = j->submit;
-	r.type = CBB_KEY_SHARED;
-	r.made = (int64_t)time(NULL);
-	r.kind = CBB_REC_JOINED;
-	cbb_err_clear(&e);
-	if (!in_array) {
-		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
-		(void)cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, &e);
-	}
-	if (!in_own) {
-		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
-		(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
-	}
-}
 
 int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		    cbb_stage_t stage, cbb_err_t *err)
@@ -695,8 +391,8 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 
 	if (want == 0)
 		return 0;
-	if (!shared_lock(j, plan, stage, &lock)) {
-		logf_(j, 1, "job %u: %s: another task of array %u is starting "
+	if (!cbb_shared_lock_for(j, plan, stage, &lock)) {
+		cbb_stage_log(j, 1, "job %u: %s: another task of array %u is starting "
 		      "the shared transfers; the polls go on from there",
 		      j->job_id, stage_word(stage), j->array_job_id);
 		return 0;
@@ -708,7 +404,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			return -1;
 		/* the polls start everything once the server answers */
 		(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
-		logf_(j, 0, "job %u: %s: %s; the polls will start the "
+		cbb_stage_log(j, 0, "job %u: %s: %s; the polls will start the "
 		      "transfers when the server answers", j->job_id,
 		      stage_word(stage), err->msg);
 		cbb_err_clear(err);
@@ -736,9 +432,9 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		started = start_views(j, stage, views, n, stage == CBB_STAGE_IN,
 				      err);
 		rc = started < 0 ? -1 : 0;
-		join_shared(j, views, n, &recs, &shared);
+		cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	}
-	logf_(j, 1, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
+	cbb_stage_log(j, 1, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
 	      "already there, %zu done in an earlier attempt", j->job_id,
 	      stage_word(stage), cbb_attempt(j, stage),
 	      started < 0 ? 0 : started, there, kept);
@@ -763,7 +459,7 @@ static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, cbb_err_t *err)
 	char last[CBB_ERR_MAX];
 
 	if (now - since < (time_t)grace) {
-		logf_(j, 0, "job %u: %s: %s (server down for %lld s; waiting "
+		cbb_stage_log(j, 0, "job %u: %s: %s (server down for %lld s; waiting "
 		      "up to %s=%u s)", j->job_id, stage_word(stage), err->msg,
 		      (long long)(now - since), knob, grace);
 		return CBB_POLL_BUSY;
@@ -791,7 +487,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (want == 0 && !(j->account && stage == CBB_STAGE_OUT &&
 			   plan_has(plan, CBB_STAGE_OUT)))
 		return CBB_POLL_DONE;
-	if (!shared_lock(j, plan, stage, &lock))
+	if (!cbb_shared_lock_for(j, plan, stage, &lock))
 		return CBB_POLL_BUSY; /* another task is starting them */
 	switch (gather(j, stage, &have, &recs, &shared, &transport, err)) {
 	case -1:
@@ -820,7 +516,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				rc = CBB_POLL_FAILED;
 				goto out;
 			}
-			logf_(j, -1, "job %u: stage-out of attempt %u, which a "
+			cbb_stage_log(j, -1, "job %u: stage-out of attempt %u, which a "
 			      "requeue interrupted: %s; the job goes on to its "
 			      "next attempt", j->job_id, cbb_attempt(j, stage),
 			      err->msg);
@@ -838,9 +534,9 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		rc = CBB_POLL_FAILED;
 		goto out;
 	}
-	join_shared(j, views, n, &recs, &shared);
+	cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	if (busy || pending || missing) {
-		logf_(j, 2, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
+		cbb_stage_log(j, 2, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
 		      "not visible yet, %zu started now", j->job_id,
 		      stage_word(stage), cbb_attempt(j, stage), done + kept,
 		      busy, pending, missing);
@@ -865,7 +561,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 	size_t i, n = 0, failed;
 	bool transport;
 
-	if (query_job(j, &have, &transport, err) < 0)
+	if (cbb_find_query(j, &have, &transport, err) < 0)
 		return -1;
 	req = calloc(have.n ? have.n : 1, sizeof(*req));
 	if (!req) {
@@ -889,7 +585,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 	}
 	if (!abort_active || n == 0) {
 		if (n)
-			logf_(j, 0, "job %u: teardown leaves %zu active "
+			cbb_stage_log(j, 0, "job %u: teardown leaves %zu active "
 			      "transfer(s) running", j->job_id, n);
 		free(req);
 		cbb_transfers_free(&have);
@@ -900,7 +596,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 		if (!req[i].ok)
 			cbb_err(err, "conduit: could not abort transfer %s: %s",
 				req[i].id, req[i].message);
-	logf_(j, 1, "job %u: teardown aborted %zu of %zu active transfer(s)",
+	cbb_stage_log(j, 1, "job %u: teardown aborted %zu of %zu active transfer(s)",
 	      j->job_id, n - failed, n);
 	free(req);
 	cbb_transfers_free(&have);
@@ -920,7 +616,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (!req || !views) {
 		free(req);
 		free(views);
-		logf_(j, -1, "job %u: remote validation skipped: out of memory",
+		cbb_stage_log(j, -1, "job %u: remote validation skipped: out of memory",
 		      j->job_id);
 		return 0;
 	}
@@ -934,7 +630,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		cbb_conduit_start(j->g, req, n, true);
 	for (i = 0; i < n; i++)
 		if (!req[i].ok) {
-			logf_(j, 0, "job %u: line %u: remote validation not "
+			cbb_stage_log(j, 0, "job %u: line %u: remote validation not "
 			      "possible (%s); accepted", j->job_id,
 			      views[i].d->line, req[i].message);
 			req[i].id[0] = '\0';
@@ -947,7 +643,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		char rx[CBB_KEY_MAX];
 
 		if (cbb_grpc_left_ms(j->g) < 20) {
-			logf_(j, 0, "job %u: remote validation still running "
+			cbb_stage_log(j, 0, "job %u: remote validation still running "
 			      "after %u ms (SubmitTimeout); accepted", j->job_id,
 			      cbb_grpc_spent_ms(j->g));
 			break;
@@ -955,7 +651,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		cbb_err_clear(&e);
 		cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, 0);
 		if (cbb_conduit_query(j->g, j->user, rx, &t, &tr, &e) < 0) {
-			logf_(j, 0, "job %u: remote validation: %s; accepted",
+			cbb_stage_log(j, 0, "job %u: remote validation: %s; accepted",
 			      j->job_id, e.msg);
 			break;
 		}

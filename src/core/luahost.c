@@ -232,6 +232,11 @@ int cbb_call_cluster(lua_State *L, cbb_call_t *c, int idx, cbb_err_t *err)
 	return c->cluster ? 0 : cbb_err(err, "conduit_bb: out of memory");
 }
 
+const char *cbb_lua_str(lua_State *L, int i)
+{
+	return lua_type(L, i) == LUA_TSTRING ? lua_tostring(L, i) : NULL;
+}
+
 long cbb_arg_id(lua_State *L, int idx)
 {
 	const char *s = lua_type(L, idx) == LUA_TSTRING ||

@@ -93,6 +93,9 @@ int cbb_call_cluster(lua_State *L, cbb_call_t *c, int job_info_idx,
  */
 bool cbb_lua_whole(lua_State *L, int idx, double max, uint64_t *out);
 
+/* The argument at i when it is a string, else NULL (numbers are not). */
+const char *cbb_lua_str(lua_State *L, int i);
+
 /* Parse a decimal uid/gid argument; returns -1 when it is not one. */
 long cbb_arg_id(lua_State *L, int idx);
 

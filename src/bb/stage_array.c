@@ -1,0 +1,73 @@
+/* stage_array.c - see stage_array.h */
+#include "stage_array.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "statefile.h"
+
+#define CBB_SHARED_WAIT_MS 2000
+
+bool cbb_is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
+		   cbb_stage_t stage)
+{
+	return stage == CBB_STAGE_IN && d->shared && j->array_job_id &&
+	       cbb_attempt(j, stage) == 0 && !d->every_attempt;
+}
+
+bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
+		    cbb_stage_t stage)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n; i++)
+		if (cbb_is_shared(j, &plan->v[i], stage))
+			return true;
+	return false;
+}
+
+int cbb_shared_lock_for(cbb_job_ctx_t *j, const cbb_plan_t *plan,
+			cbb_stage_t stage, int *fd)
+{
+	*fd = -1;
+	if (!cbb_any_shared(j, plan, stage))
+		return 1;
+	*fd = cbb_shared_lock(j->cfg, j->cluster, j->array_job_id,
+			      CBB_SHARED_WAIT_MS);
+	return *fd >= 0;
+}
+
+void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
+		     const cbb_recs_t *shared)
+{
+	char id[16];
+	size_t i;
+	bool in_array = false, in_own = false;
+	cbb_rec_t r;
+	cbb_err_t e;
+
+	if (!uses)
+		return;
+	snprintf(id, sizeof(id), "%u", j->job_id);
+	for (i = 0; i < shared->n; i++)
+		in_array = in_array || (shared->v[i].kind == CBB_REC_JOINED &&
+					!strcmp(shared->v[i].id, id));
+	for (i = 0; i < recs->n; i++)
+		in_own = in_own || recs->v[i].kind == CBB_REC_JOINED;
+	memset(&r, 0, sizeof(r));
+	r.restart = j->restart;
+	r.submit = j->submit;
+	r.type = CBB_KEY_SHARED;
+	r.made = (int64_t)time(NULL);
+	r.kind = CBB_REC_JOINED;
+	cbb_err_clear(&e);
+	if (!in_array) {
+		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
+		(void)cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, &e);
+	}
+	if (!in_own) {
+		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
+		(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
+	}
+}
