@@ -86,7 +86,7 @@ static const key_t_ keys[] = {
 	{ "MaxReplyBytes", cbb_set_max_reply, OFF(max_reply_bytes), "16777216" },
 	{ "Scontrol", cbb_set_program, OFF(scontrol), "/usr/bin/scontrol" },
 	{ "Squeue", cbb_set_program, OFF(squeue), "/usr/bin/squeue" },
-	{ "AdminComment", cbb_set_bool, OFF(admin_comment), "yes" },
+	{ "AdminComment", cbb_set_bool, OFF(admin_comment), "no" },
 	{ "AuditLog", cbb_set_file, OFF(audit_log), "/var/log/slurm/conduit_bb-audit.log" },
 	{ "SwitchPrefix", cbb_set_word, OFF(switch_prefix), "conduit" },
 	{ "AllowTestDirectives", cbb_set_bool, OFF(allow_test_directives), "no" },
@@ -122,7 +122,6 @@ void cbb_config_defaults(cbb_config_t *c)
 	c->out_down_grace_s = DEFAULT_OUT_DOWN_GRACE_S;
 	c->start_visible_grace_s = DEFAULT_START_VISIBLE_GRACE_S;
 	c->max_reply_bytes = DEFAULT_MAX_REPLY_BYTES;
-	c->admin_comment = true;
 	strcpy(c->switch_prefix, "conduit");
 	c->switch_timeout_ms = 5000;
 	for (s = 0; s < 2; s++)

@@ -3,6 +3,10 @@
 # --when=), staging in accounting (AdminComment, AuditLog), sbatch's
 # refusal counting every bad directive, one shared stage-in per array.
 
+# AdminComment summaries are off by default; this part turns them on (the
+# file is read at every hook call) and the end of the part turns them off.
+echo "AdminComment=yes" >> "$R/etc/slurm/conduit_bb.conf"
+
 # ---- conditional stage-out ----------------------------------------------------
 mkdir -p "$R/data/when"
 chown 2001:2001 "$R/data/when"
@@ -121,3 +125,4 @@ expect "... aborts its shared stage-in (StopTransfer)" wait_for 60 shared_row_ab
 expect "... every task ends CANCELLED" wait_for 60 sh -c \
 	"[ \$(chroot $R squeue -h -t all -j $S2 -o %T | grep -c '^CANCELLED$') = 4 ]"
 faults '{}'
+sed -i '/^AdminComment=yes$/d' "$R/etc/slurm/conduit_bb.conf"

@@ -49,6 +49,7 @@ local base = {
   { "StartVisibleGrace", "10" },
   { "Squeue", os.getenv("PWD") .. "/tests/conduit/fake-squeue" },
   { "Scontrol", os.getenv("PWD") .. "/tests/conduit/fake-scontrol" },
+  { "AdminComment", "yes" },
 }
 
 -- Write conduit_bb.conf: the base settings, with `over` replacing or adding keys.
