@@ -19,7 +19,6 @@
 #include "array.h"
 #include "bbcall.h"
 #include "key.h"
-#include "script.h"
 #include "statefile.h"
 #include "status.h"
 

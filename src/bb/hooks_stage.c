@@ -9,25 +9,19 @@
  */
 #include "hooks_stage.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "bbcall.h"
 #include "array.h"
+#include "bbcall.h"
 #include "jobstate.h"
 #include "key.h"
 #include "outcome.h"
 #include "script.h"
 #include "stage.h"
 #include "statefile.h"
-#include "status.h"
 
 /*
  * When directives use % symbols, Slurm gives the stage hooks a rewritten
