@@ -271,6 +271,16 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			fill_start(j, &views[i], type, a, &req[k]);
 			which[k++] = &views[i];
 		}
+	/*
+	 * Recorded as unsure before the request leaves: a hook killed while
+	 * it waits for the answer (slurmctld kills its scripts when it shuts
+	 * down) leaves a record the next poll waits on, never a start that
+	 * nothing remembers and the next poll repeats (a second mv).
+	 */
+	for (i = 0; i < k; i++)
+		add_record(j, which[i]->shared ? CBB_KEY_SHARED : type,
+			   which[i]->shared ? 0 : a, which[i]->d->index,
+			   CBB_REC_UNSURE, NULL);
 	if (k)
 		cbb_conduit_start(j->g, req, k, false);
 	for (i = 0; i < k; i++) {
@@ -282,16 +292,18 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 				   CBB_REC_STARTED, req[i].id);
 			started++;
 		} else if (req[i].transport) {
-			/* it may exist: never start it twice */
-			add_record(j, rt, ra, which[i]->d->index,
-				   CBB_REC_UNSURE, NULL);
+			/* it may exist: never start it twice (recorded above) */
 			cbb_stage_log(j, 0, "job %u: line %u: start not confirmed (%s); "
 			      "waiting for it to show up", j->job_id,
 			      which[i]->d->line, req[i].message);
 			started++;
-		} else if (rc == 0) {
-			rc = cbb_err(err, "line %u: %s", which[i]->d->line,
-				     req[i].message);
+		} else {
+			/* refused: nothing was started */
+			add_record(j, rt, ra, which[i]->d->index,
+				   CBB_REC_REFUSED, NULL);
+			if (rc == 0)
+				rc = cbb_err(err, "line %u: %s",
+					     which[i]->d->line, req[i].message);
 		}
 	}
 	free(req);

@@ -214,6 +214,10 @@ const cbb_rec_t *cbb_open_record(const cbb_recs_t *recs, int type,
 
 		if (x->type != type || x->attempt != attempt || x->index != index)
 			continue;
+		if (x->kind == CBB_REC_REFUSED) {
+			r = NULL; /* the start it closes never happened */
+			continue;
+		}
 		if (x->kind != CBB_REC_LOST) {
 			r = x;
 			continue;

@@ -199,7 +199,8 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 	    at > 0xffffffffUL || ix > 0xffffffffUL || kind[1] ||
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
 	     kind[0] != CBB_REC_LOST && kind[0] != CBB_REC_SKIPPED &&
-	     kind[0] != CBB_REC_JOINED && kind[0] != CBB_REC_ACCOUNTED))
+	     kind[0] != CBB_REC_JOINED && kind[0] != CBB_REC_ACCOUNTED &&
+	     kind[0] != CBB_REC_REFUSED))
 		return false;
 	r->restart = (uint32_t)rs;
 	r->submit = sub;

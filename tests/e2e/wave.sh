@@ -184,14 +184,17 @@ note "wave: cancelled in stage-in: $cancelled; requeued: $requeued; hurried in s
 # not ended: any state but the final ones; a job held for good (priority
 # 0, for a reason the admin loop does not release) counts as ended here,
 # and the checks below find it
-# A squeue that fails (slurmctld restarting) answers nothing: that is not
-# "all ended", or the wait would stop early while jobs still run.
+# A squeue that fails (slurmctld restarting) answers nothing, and one
+# that a freshly restarted slurmctld answers may not list every job yet:
+# neither is "all ended", or the wait would stop early while jobs still run.
 unfinished() {
-	q=$(in_root squeue -h -t all -u alice -o '%T|%Q|%j|%r' 2>/dev/null) || { echo 999; return; }
-	n=$(printf '%s\n' "$q" | grep '|wave-' |
-		grep -vE '^(COMPLETED|CANCELLED|FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)\|' |
-		awk -F'|' -v rx="$RELEASABLE" '$2 != 0 || $4 ~ rx' | grep -c .)
-	echo $((n - $(lost_by_slurm | grep -c .)))
+	q=$(in_root squeue -h -r -t all -u alice -o '%A|%T|%Q|%j|%r' 2>/dev/null | grep '|wave-') ||
+		{ echo 999; return; }
+	[ "$(printf '%s\n' "$q" | grep -c .)" -ge 100 ] || { echo 999; return; }
+	printf '%s\n' "$q" |
+		grep -vE '^[0-9]+\|(COMPLETED|CANCELLED|FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)\|' |
+		awk -F'|' -v rx="$RELEASABLE" -v lost=" $(lost_by_slurm | tr '\n' ' ') " \
+			'($3 != 0 || $5 ~ rx) && !index(lost, " " $1 " ")' | grep -c .
 }
 end=$(( $(date +%s) + 420 ))
 while [ "$(unfinished)" -gt 0 ] && [ "$(date +%s)" -lt "$end" ]; do

@@ -98,6 +98,57 @@ describe("trust under faults", function()
       assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
     end)
 
+    it("a hook killed while its start is in flight never has it repeated", function()
+      -- slurmctld kills its running scripts when it shuts down: a data_in
+      -- killed after sending StartTransfer, before the answer came back
+      make_file(work .. "/in/k.txt", "kilo\n")
+      local j = new_job({ "#CONDUIT_PRE mv in/k.txt out/killed.txt" })
+      faults('{"start_then_stall_ms": 3000}')
+      local mark = rpc_mark()
+      local drv = work .. "/killed-hook.lua"
+      spit(drv, "package.cpath = '" .. module_dir .. "/?.so;' .. package.cpath\n" ..
+           "slurm = { SUCCESS = 0, ERROR = -1, SLURM_BB_BUSY = 'BUSY', CLUSTER_NAME = " ..
+           "'testcluster', log = function() end, error = function() end }\n" ..
+           "require('conduit_bb')\n" ..
+           "local t = { job_id = " .. j.id .. ", user_id = 61001, work_dir = '" .. work ..
+           "', restart_cnt = 0, cluster = 'testcluster', submit_time = " .. j.submit ..
+           ", job_state = 0 }\n" ..
+           "slurm_bb_data_in('" .. j.id .. "', '" .. j.script .. "', '61001', '61001', " ..
+           "setmetatable({}, { __index = function(_, k) return t[k] end }))\n")
+      assert(sh("lua" .. _VERSION:match("%d+%.%d+") .. " " .. drv .. " & p=$!; " ..
+                "i=0; until grep -q StartTransfer " .. sdir .. "/rpc.log && [ $i -gt 2 ]; " ..
+                "do sleep 0.1; i=$((i + 1)); done; kill -9 $p; wait $p 2>/dev/null; true"))
+      assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+      -- Slurm runs data_in again (its script was killed), then polls,
+      -- while Query does not show the new transfer yet
+      faults('{"query_lag_ms": 4000}')
+      fresh()
+      assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+      assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+      assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+      assert.are.equal("kilo\n", slurp(work .. "/out/killed.txt"))
+    end)
+
+    it("a refused start leaves nothing to wait for", function()
+      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/refused.txt" })
+      faults('{"max_source_bytes": 1}')
+      local mark = rpc_mark()
+      fresh()
+      local rc, msg = slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      assert.are.equal(-1, rc)
+      assert.matches("^line 3: conduit: server said: request contains too many sources", msg)
+      assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+      -- the admin fixed it and released the job: started at once, not
+      -- after StartVisibleGrace as if the refused start might exist
+      faults()
+      fresh()
+      assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+      assert.are.equal(2, rpcs_since(mark, "StartTransfer"))
+      assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+      assert.is_false(logs_match("never showed up"))
+      assert.are.equal("alpha\n", slurp(work .. "/out/refused.txt"))
+    end)
+
     it("a retried stage does not report the previous attempt's failure", function()
       local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/retry.txt" })
       faults('{"fail_at": [{"state": "DATA_TRANSFERRING", "error": "ERROR_PFTOOL_FAILED", ' ..
