@@ -47,7 +47,7 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 
 # The parts (docs/architecture.md): core is shared, bb and switch are the
 # two halves, cli is `conduit-bb`; module.c joins the halves.
-CORE   := core/err core/buf core/utf8 core/readfile core/path core/config \
+CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
           core/config_values \
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
@@ -57,7 +57,7 @@ SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_report \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module
 # conduit-bb checks scripts offline: no Lua, no network.
-CLI_SRC := core/err core/buf core/utf8 core/readfile core/path core/config \
+CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
            core/config_values \
            bb/words bb/script bb/symbols bb/directive switch/netreq cli/check
 HDRS   := $(wildcard src/*/*.h)

@@ -79,8 +79,14 @@ $(T)/bench-%: tests/bench/bench.c | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
 
-# Measurements, not tests: see docs/performance.md.
-bench: deps $(GEN)/py/conduit_pb2.py $(SO) $(T)/bench-5.4 $(T)/hook_loop-5.4
-	sh tests/bench/run.sh
+$(T)/vs_reference-%: tests/bench/vs_reference.c | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
+
+# Measurements, not tests: see docs/performance.md.  Conduit's own plugin
+# is read from where it lies (never copied): CBB_REFERENCE names it.
+CBB_REFERENCE ?= $(abspath $(CURDIR)/../shared/reference/conduit-reference/burst_buffer.lua)
+bench: deps $(GEN)/py/conduit_pb2.py $(SO) $(T)/bench-5.4 $(T)/hook_loop-5.4 $(T)/vs_reference-5.4
+	CBB_REFERENCE="$(CBB_REFERENCE)" sh tests/bench/run.sh
 
 .PHONY: test-build test-all fuzz bench

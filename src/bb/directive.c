@@ -26,26 +26,23 @@ const char *cbb_when_name(cbb_when_t w)
 	       w == CBB_WHEN_FAILURE ? "failure" : "always";
 }
 
-static void directive_free(cbb_directive_t *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->nsources; i++)
-		free(d->sources[i]);
-	free(d->sources);
-	free(d->destination);
-	memset(d, 0, sizeof(*d));
-}
-
 void cbb_plan_free(cbb_plan_t *plan)
 {
-	size_t i;
-
-	for (i = 0; i < plan->n; i++)
-		directive_free(&plan->v[i]);
 	free(plan->v);
+	cbb_arena_free(&plan->arena); /* every path and source list */
 	memset(plan, 0, sizeof(*plan));
 }
+
+/*
+ * What one parse reuses from directive to directive: the plan's arena
+ * for what the directives keep, and scratch for expansion and words.
+ */
+typedef struct {
+	const cbb_parse_opts_t *o;
+	cbb_arena_t *arena;
+	cbb_buf_t exp;
+	cbb_words_t words;
+} parse_ctx_t;
 
 /* Conduit CLI flags users copy from its docs, with why each is refused. */
 static const struct {
@@ -75,12 +72,13 @@ static const struct {
 static int check_option(const char *w, cbb_directive_t *d, cbb_err_t *err)
 {
 	char shown[80];
-	size_t i, n = strcspn(w, "=");
+	size_t i, n;
 
 	if (!strcmp(w, "-r") || !strcmp(w, "--recursive")) {
 		d->recursive = true;
 		return 0;
 	}
+	n = strcspn(w, "=");
 	if (!strcmp(w, "--every-attempt")) {
 		if (d->stage != CBB_STAGE_IN)
 			return cbb_err(err, "option '--every-attempt' is for "
@@ -135,8 +133,8 @@ static bool allowed(const cbb_prefixes_t *p, const char *path)
 	return false;
 }
 
-static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
-			 const char *path, cbb_err_t *err)
+static int not_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
+		       const char *path, cbb_err_t *err)
 {
 	static const char *const key[2][2] = {
 		{ "StageInSources", "StageInDestinations" },
@@ -146,8 +144,6 @@ static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
 	char shown[120], list[200];
 	size_t i, o = 0;
 
-	if (allowed(p, path))
-		return 0;
 	list[0] = '\0';
 	for (i = 0; i < p->n && o + 4 < sizeof(list); i++) {
 		int w = snprintf(list + o, sizeof(list) - o, "%s%s",
@@ -163,30 +159,50 @@ static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
 		       key[st][dst], list);
 }
 
-static char *resolve(const cbb_job_t *job, const char *w, bool keep_slash,
-		     cbb_err_t *err)
+/* Whether path is in the site's allow-list for it (the common case,
+ * without the error's formatting). */
+static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
+			 const char *path, cbb_err_t *err)
 {
-	char shown[120];
-	char *p;
+	const cbb_prefixes_t *p = &cfg->allow[st][dst];
 
-	if (!cbb_utf8_valid(w, strlen(w)))
+	if (p->n == 0 || allowed(p, path))
+		return 0;
+	return not_allowed(cfg, st, dst, path, err);
+}
+
+static char *resolve(parse_ctx_t *c, const char *w, bool keep_slash,
+		     size_t *len, cbb_err_t *err)
+{
+	const cbb_job_t *job = c->o->job;
+	char shown[120], buf[CBB_PATH_MAX], *p;
+	size_t wl = strlen(w), n;
+
+	if (!cbb_utf8_valid(w, wl))
 		return cbb_err(err, "path '%s' is not valid UTF-8",
-			       cbb_show(shown, sizeof(shown), w, strlen(w))),
+			       cbb_show(shown, sizeof(shown), w, wl)),
 		       NULL;
-	p = cbb_path_resolve(job ? job->work_dir : NULL, w, keep_slash, err);
+	n = cbb_path_resolve_to(job ? job->work_dir : NULL, w, keep_slash,
+				buf, err);
+	if (!n) {
+		cbb_err_prefix(err, "'%s'", cbb_show(shown, sizeof(shown), w,
+						     wl));
+		return NULL;
+	}
+	p = cbb_arena_strndup(c->arena, buf, n);
 	if (!p)
-		cbb_err_prefix(err, "'%s'",
-			       cbb_show(shown, sizeof(shown), w, strlen(w)));
+		cbb_err(err, "out of memory");
+	*len = n;
 	return p;
 }
 
 /* Turn the words after the directive name into `d`. */
-static int parse_words(const cbb_words_t *w, const cbb_parse_opts_t *o,
+static int parse_words(parse_ctx_t *c, const cbb_words_t *w,
 		       cbb_directive_t *d, cbb_err_t *err)
 {
-	const cbb_config_t *cfg = o->cfg;
+	const cbb_config_t *cfg = c->o->cfg;
 	char shown[120];
-	size_t i = 0, cmd, first, k, total = 0;
+	size_t i = 0, cmd, first, k, total = 0, dlen = 0, slen = 0;
 	bool end_of_options = false;
 
 	/* --when= may also stand before the command, as users write it */
@@ -226,29 +242,30 @@ static int parse_words(const cbb_words_t *w, const cbb_parse_opts_t *o,
 		return cbb_err(err, "%s needs at least one source and a "
 			       "destination", w->v[cmd]);
 
-	d->nsources = w->n - first - 1;
-	d->sources = calloc(d->nsources, sizeof(char *));
-	if (!d->sources) {
-		d->nsources = 0;
+	d->sources = cbb_arena_alloc(c->arena,
+				     (w->n - first - 1) * sizeof(char *));
+	if (!d->sources)
 		return cbb_err(err, "out of memory");
-	}
-	d->destination = resolve(o->job, w->v[w->n - 1], true, err);
+	d->nsources = w->n - first - 1;
+	memset(d->sources, 0, d->nsources * sizeof(char *));
+	d->destination = resolve(c, w->v[w->n - 1], true, &dlen, err);
 	if (!d->destination)
 		return -1;
 	for (k = 0; k < d->nsources; k++) {
 		const char *s;
 
-		d->sources[k] = resolve(o->job, w->v[first + k], false, err);
+		d->sources[k] = resolve(c, w->v[first + k], false, &slen, err);
 		if (!d->sources[k])
 			return -1;
 		s = d->sources[k];
-		total += strlen(s);
-		if (cbb_path_same(s, d->destination))
+		total += slen;
+		if (cbb_path_same_n(s, slen, d->destination, dlen))
 			return cbb_err(err, "source and destination are the "
 				       "same path %s",
 				       cbb_show(shown, sizeof(shown), s,
 						strlen(s)));
-		if (d->recursive && cbb_path_within(d->destination, s))
+		if (d->recursive &&
+		    cbb_path_within_n(d->destination, dlen, s, slen))
 			return cbb_err(err, "destination %s is inside the "
 				       "source %s, which is copied "
 				       "recursively", d->destination, s);
@@ -271,52 +288,66 @@ static int parse_name(const char *t, size_t len, const char *directive,
 	const char *suffix = t + 1 + dl;
 	char shown[80];
 
+	/* the scan matched "#<directive>": the name ends at a blank */
+	if (len >= 1 + dl + 4 && !memcmp(suffix, "_PRE", 4) &&
+	    (len == 1 + dl + 4 || suffix[4] == ' ' || suffix[4] == '\t')) {
+		*stage = CBB_STAGE_IN;
+		*body = 1 + dl + 4;
+		return 0;
+	}
+	if (len >= 1 + dl + 5 && !memcmp(suffix, "_POST", 5) &&
+	    (len == 1 + dl + 5 || suffix[5] == ' ' || suffix[5] == '\t')) {
+		*stage = CBB_STAGE_OUT;
+		*body = 1 + dl + 5;
+		return 0;
+	}
 	nl = 0;
 	while (nl < len && t[nl] != ' ' && t[nl] != '\t')
 		nl++;
-	if (nl == 1 + dl + 5 && !strncmp(suffix, "_POST", 5))
-		*stage = CBB_STAGE_OUT;
-	else if (nl == 1 + dl + 4 && !strncmp(suffix, "_PRE", 4))
-		*stage = CBB_STAGE_IN;
-	else
-		return cbb_err(err, "unknown directive '%s' (expected #%s_PRE "
+	return cbb_err(err, "unknown directive '%s' (expected #%s_PRE "
 			       "or #%s_POST)", cbb_show(shown, sizeof(shown),
 							t, nl),
 			       directive, directive);
-	*body = nl;
-	return 0;
 }
 
 /* Everything after "#CONDUIT_PRE" (at offset `body`) of one line. */
-static int parse_body(const char *text, size_t len,
-		      const cbb_parse_opts_t *o, bool *stopped,
-		      cbb_directive_t *d, cbb_err_t *err)
+static int parse_body(parse_ctx_t *c, const char *text, size_t len,
+		      bool percent, bool *stopped, cbb_directive_t *d,
+		      cbb_err_t *err)
 {
-	cbb_buf_t exp;
-	cbb_words_t words = { NULL, 0 };
-	int rc;
+	if (c->o->expand && !percent) {
+		/* nothing to expand; only a "\\\\" matters to later lines */
+		const char *b = *stopped ? NULL : memchr(text, '\\', len);
 
-	cbb_buf_init(&exp, CBB_LINE_MAX);
-	if (o->expand) {
-		if (cbb_symbols_expand(text, len, o->job, stopped, &d->symbols,
-				       &exp, err) < 0) {
-			cbb_buf_free(&exp);
+		while (b && b + 1 < text + len && b[1] != '\\')
+			b = memchr(b + 1, '\\', (size_t)(text + len - b - 1));
+		if (b && b + 1 < text + len)
+			*stopped = true;
+	} else if (c->o->expand) {
+		cbb_buf_reset(&c->exp);
+		(void)cbb_buf_reserve(&c->exp, len + 32);
+		if (cbb_symbols_expand(text, len, c->o->job, stopped,
+				       &d->symbols, &c->exp, err) < 0)
 			return -1;
-		}
-		text = exp.data ? exp.data : "";
-		len = exp.len;
+		text = c->exp.data ? c->exp.data : "";
+		len = c->exp.len;
 	}
-	rc = cbb_words_split(text, len, &words, err);
-	if (rc == 0)
-		rc = parse_words(&words, o, d, err);
-	cbb_words_free(&words);
-	cbb_buf_free(&exp);
-	return rc;
+	if (cbb_words_resplit(text, len, &c->words, err) < 0)
+		return -1;
+	return parse_words(c, &c->words, d, err);
 }
 
-static bool has_slurm_word(const char *t)
+static bool has_slurm_word(const char *t, size_t len)
 {
-	return strstr(t, "capacity=") || strstr(t, "pool=");
+	const char *e = t, *end = t + len;
+
+	while ((e = memchr(e, '=', (size_t)(end - e))) != NULL) {
+		if ((e - t >= 8 && !memcmp(e - 8, "capacity", 8)) ||
+		    (e - t >= 4 && !memcmp(e - 4, "pool", 4)))
+			return true;
+		e++;
+	}
+	return false;
 }
 
 /* Keep the first error in err, hand every one to each_error. */
@@ -350,9 +381,14 @@ int cbb_parse_script(const char *text, size_t len,
 	cbb_script_t sc;
 	cbb_err_t e;
 	bool stopped = false;
+	parse_ctx_t c;
 	size_t i;
 
 	memset(plan, 0, sizeof(*plan));
+	c.o = opts;
+	c.arena = &plan->arena;
+	cbb_buf_init(&c.exp, CBB_LINE_MAX);
+	memset(&c.words, 0, sizeof(c.words));
 	if (cbb_script_scan(text, len, opts->cfg->directive,
 			    opts->cfg->max_directives, &sc, err) < 0) {
 		cbb_script_free(&sc);
@@ -372,13 +408,14 @@ int cbb_parse_script(const char *text, size_t len,
 		cbb_directive_t *d = &plan->v[plan->n++];
 		const cbb_dline_t *l = &sc.lines[i];
 		size_t llen, body = 0;
+		bool percent;
 
 		d->line = l->lineno;
 		d->index = (unsigned)i + 1;
-		if (!plan->slurm_words_line && has_slurm_word(l->text))
+		if (!plan->slurm_words_line && has_slurm_word(l->text, l->len))
 			plan->slurm_words_line = l->lineno;
-		if (memchr(l->text, '%', l->len))
-			plan->has_percent = true;
+		percent = memchr(l->text, '%', l->len) != NULL;
+		plan->has_percent |= percent;
 		llen = l->len;
 		if (llen && l->text[llen - 1] == '\r')
 			llen--; /* CRLF scripts */
@@ -389,8 +426,8 @@ int cbb_parse_script(const char *text, size_t len,
 			one_error(opts, plan, &e, err);
 			continue;
 		}
-		if (parse_body(l->text + body, llen - body, opts, &stopped, d,
-			       &e) < 0) {
+		if (parse_body(&c, l->text + body, llen - body, percent,
+			       &stopped, d, &e) < 0) {
 			cbb_err_prefix(&e, "line %u: #%s_%s", l->lineno,
 				       opts->cfg->directive,
 				       cbb_stage_name(d->stage));
@@ -398,6 +435,8 @@ int cbb_parse_script(const char *text, size_t len,
 		}
 	}
 	cbb_script_free(&sc);
+	cbb_buf_free(&c.exp);
+	cbb_words_free(&c.words);
 	if (plan->n_errors > 1 && !opts->each_error)
 		more_errors(err, plan->n_errors - 1);
 	return plan->n_errors ? -1 : 0;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "arena.h"
 #include "config.h"
 #include "err.h"
 #include "script.h"
@@ -56,6 +57,7 @@ typedef struct {
 	unsigned slurm_words_line;    /* first line with capacity=/pool= */
 	bool has_percent;             /* Slurm will rewrite the script */
 	unsigned n_errors;            /* bad directives found */
+	cbb_arena_t arena;            /* the directives' paths and lists */
 } cbb_plan_t;
 
 typedef struct {

@@ -2,6 +2,7 @@
 #include "script.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,21 +14,32 @@ static bool is_space(char c)
 	       c == '\r';
 }
 
-static int push_line(cbb_script_t *s, unsigned lineno, cbb_buf_t *cur,
-		     cbb_err_t *err)
+/*
+ * Every logical line goes into one store (NUL after each) and the line
+ * table grows geometrically: a script of N directives costs a handful of
+ * allocations, not one per line.  Offsets are kept while the store may
+ * still move and turned into pointers at the end.
+ */
+static int push_line(cbb_script_t *s, size_t *cap, unsigned lineno,
+		     size_t off, cbb_buf_t *all, cbb_err_t *err)
 {
 	cbb_dline_t *v;
 
-	v = realloc(s->lines, (s->count + 1) * sizeof(*v));
-	if (!v)
+	if (cbb_buf_addc(all, '\0') < 0)
 		return cbb_err(err, "out of memory");
-	s->lines = v;
-	v[s->count].lineno = lineno;
-	v[s->count].len = cur->len;
-	v[s->count].text = cbb_buf_steal(cur);
-	if (!v[s->count].text)
-		return cbb_err(err, "out of memory");
-	s->count++;
+	if (s->count == *cap) {
+		size_t n = *cap ? *cap * 2 : 16;
+
+		v = realloc(s->lines, n * sizeof(*v));
+		if (!v)
+			return cbb_err(err, "out of memory");
+		s->lines = v;
+		*cap = n;
+	}
+	v = &s->lines[s->count++];
+	v->lineno = lineno;
+	v->len = all->len - 1 - off;
+	v->text = (char *)(uintptr_t)off; /* a pointer once the store is done */
 	return 0;
 }
 
@@ -47,17 +59,21 @@ static void note_late(cbb_script_t *s, const char *p, size_t n,
 int cbb_script_scan(const char *text, size_t len, const char *directive,
 		    size_t max_lines, cbb_script_t *out, cbb_err_t *err)
 {
-	size_t dlen = strlen(directive), pos = 0;
+	size_t dlen = strlen(directive), pos = 0, cap = 0, off = 0, i;
 	const char *end;
 	unsigned lineno = 0, start = 0;
-	bool in_header = true, is_cont = false, has_space = false;
-	cbb_buf_t cur;
+	bool in_header = true, is_cont = false, has_space = false, open = false;
+	cbb_buf_t all;
 
 	memset(out, 0, sizeof(*out));
 	end = memchr(text, '\0', len);
 	if (end)
 		len = (size_t)(end - text);
-	cbb_buf_init(&cur, CBB_LINE_MAX);
+	cbb_buf_init(&all, 0);
+	/* the lines never take more than the script (a NUL for each '\n'):
+	 * one allocation, no copies as it grows (past the cap, it grows) */
+	if (len)
+		(void)cbb_buf_reserve(&all, len);
 
 	while (pos < len) {
 		const char *line = text + pos, *nl, *tok;
@@ -79,7 +95,7 @@ int cbb_script_scan(const char *text, size_t len, const char *directive,
 			out->first_command = lineno;
 			continue;
 		}
-		if (n < dlen + 1 || strncmp(line + 1, directive, dlen) != 0) {
+		if (n < dlen + 1 || memcmp(line + 1, directive, dlen) != 0) {
 			is_cont = false;
 			continue;
 		}
@@ -90,9 +106,10 @@ int cbb_script_scan(const char *text, size_t len, const char *directive,
 			while (has_space && tok < line + n && is_space(*tok))
 				tok++;
 		} else {
-			if (cur.data &&
-			    push_line(out, start, &cur, err) < 0)
+			if (open && push_line(out, &cap, start, off, &all,
+					      err) < 0)
 				goto fail;
+			open = false;
 			if (out->count >= max_lines) {
 				cbb_err(err, "line %u: more than %zu directives "
 					"(MaxDirectives=%zu)", lineno,
@@ -100,6 +117,8 @@ int cbb_script_scan(const char *text, size_t len, const char *directive,
 				goto fail;
 			}
 			start = lineno;
+			off = all.len;
+			open = true;
 		}
 		tlen = (size_t)(line + n - tok);
 		if (tlen > 0 && tok[tlen - 1] == '\\') {
@@ -116,27 +135,31 @@ int cbb_script_scan(const char *text, size_t len, const char *directive,
 		} else {
 			is_cont = false;
 		}
-		if (cbb_buf_add(&cur, tok, tlen) < 0) {
+		if (all.len - off + tlen > CBB_LINE_MAX) {
 			cbb_err(err, "line %u: directive longer than %d bytes",
 				start, CBB_LINE_MAX);
 			goto fail;
 		}
+		if (cbb_buf_add(&all, tok, tlen) < 0) {
+			cbb_err(err, "out of memory");
+			goto fail;
+		}
 	}
-	if (cur.data && push_line(out, start, &cur, err) < 0)
+	if (open && push_line(out, &cap, start, off, &all, err) < 0)
 		goto fail;
-	cbb_buf_free(&cur);
+	out->store = all.data;
+	for (i = 0; i < out->count; i++)
+		out->lines[i].text = all.data + (uintptr_t)out->lines[i].text;
 	return 0;
 fail:
-	cbb_buf_free(&cur);
+	cbb_buf_free(&all);
+	out->count = 0; /* their texts are offsets into the freed store */
 	return -1;
 }
 
 void cbb_script_free(cbb_script_t *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->count; i++)
-		free(s->lines[i].text);
 	free(s->lines);
+	free(s->store);
 	memset(s, 0, sizeof(*s));
 }

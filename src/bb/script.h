@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
 	cbb_dline_t *lines;
 	size_t count;
+	char *store;                  /* every line's text, one block */
 	unsigned first_command;       /* line of the first command, 0 if none */
 	unsigned late[CBB_LATE_MAX];  /* directive lines Slurm ignores */
 	size_t nlate;

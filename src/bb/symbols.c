@@ -49,13 +49,16 @@ int cbb_symbols_expand(const char *in, size_t len, const cbb_job_t *job,
 	size_t i = 0, run = 0;
 	int rc = 0;
 
-	while (i < len) {
-		char c = in[i];
+	while (i < len && !*stopped) {
+		const char *pc = memchr(in + i, '%', len - i), *bs;
+		size_t stop = pc ? (size_t)(pc - in) : len;
+		char c;
 
-		if (*stopped || (c != '%' && c != '\\')) {
-			i++;
-			continue;
-		}
+		bs = memchr(in + i, '\\', stop - i);
+		i = bs ? (size_t)(bs - in) : stop;
+		if (i == len)
+			break;
+		c = in[i];
 		if (c == '\\') {
 			if (i + 1 < len && in[i + 1] == '\\')
 				*stopped = true;

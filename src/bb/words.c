@@ -5,37 +5,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "utf8.h"
 
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
+
+/*
+ * What each byte is outside quotes.  Runs of plain bytes are copied in
+ * one go; everything else is looked at one byte at a time.
+ */
+enum { PLAIN, BLANK, CONTROL, SQUOTE, DQUOTE, BACKSLASH, SPECIAL };
+
+#define CTRL4(b) [b] = CONTROL, [b + 1] = CONTROL, [b + 2] = CONTROL, \
+		 [b + 3] = CONTROL
+static const unsigned char cls[256] = {
+	CTRL4(0), CTRL4(4), [8] = CONTROL, [10] = CONTROL, [11] = CONTROL,
+	CTRL4(12),
+	CTRL4(16), CTRL4(20), CTRL4(24), CTRL4(28),
+	[0x7f] = CONTROL, ['\t'] = BLANK, [' '] = BLANK,
+	['\''] = SQUOTE, ['"'] = DQUOTE, ['\\'] = BACKSLASH,
+	['$'] = SPECIAL, ['`'] = SPECIAL, ['*'] = SPECIAL, ['?'] = SPECIAL,
+	['['] = SPECIAL, ['{'] = SPECIAL, ['|'] = SPECIAL, ['&'] = SPECIAL,
+	[';'] = SPECIAL, ['<'] = SPECIAL, ['>'] = SPECIAL, ['('] = SPECIAL,
+	[')'] = SPECIAL,
+};
 
 static bool is_control(unsigned char c)
 {
 	return c < 0x20 || c == 0x7f;
 }
 
-static int push_word(cbb_words_t *w, cbb_buf_t *cur, cbb_err_t *err)
+static int control(cbb_err_t *err, unsigned char c)
 {
-	char **v;
-
-	if (w->n >= CBB_WORDS_MAX)
-		return cbb_err(err, "more than %d words", CBB_WORDS_MAX);
-	/* room for 8 words at a time: most directives need one allocation */
-	if (w->n % 8 == 0) {
-		v = realloc(w->v, (w->n + 8) * sizeof(*v));
-		if (!v)
-			return cbb_err(err, "out of memory");
-		w->v = v;
-	}
-	v = w->v;
-	v[w->n] = cbb_buf_steal(cur);
-	if (!v[w->n])
-		return cbb_err(err, "out of memory");
-	w->n++;
-	return 0;
+	return cbb_err(err, "control character 0x%02x is not allowed", c);
 }
 
 static int reject_unquoted(char c, cbb_err_t *err)
@@ -71,28 +71,49 @@ static int reject_unquoted(char c, cbb_err_t *err)
 	}
 }
 
-int cbb_words_split(const char *s, size_t len, cbb_words_t *out,
-		    cbb_err_t *err)
+/*
+ * The words and their text share one allocation: n pointers, then the
+ * bytes.  A word takes at least one byte of input and words are
+ * separated by blanks, so len / 2 + 1 pointers and len + 1 bytes (the
+ * text never grows: quotes and escapes only drop bytes) always suffice.
+ */
+int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
+		      cbb_err_t *err)
 {
-	cbb_buf_t cur;
-	size_t i = 0;
+	size_t i = 0, o = 0, maxw = len / 2 + 1, need;
 	bool in_word = false;
+	unsigned char c = 0;
+	char *text;
 
-	out->v = NULL;
+	if (maxw > CBB_WORDS_MAX + 1)
+		maxw = CBB_WORDS_MAX + 1;
+	need = maxw * sizeof(char *) + len + 1;
 	out->n = 0;
-	cbb_buf_init(&cur, len + 1);
+	if (!out->v || out->size < need) {
+		free(out->v);
+		out->size = 0;
+		out->v = malloc(need);
+		if (!out->v)
+			return cbb_err(err, "out of memory");
+		out->size = need;
+	}
+	text = (char *)(out->v + maxw);
 
 	while (i < len) {
-		char c = s[i];
+		int k = cls[c = (unsigned char)s[i]];
 
-		if (is_control((unsigned char)c) && c != '\t') {
-			cbb_err(err, "control character 0x%02x is not allowed",
-				(unsigned char)c);
-			goto fail;
-		}
-		if (is_blank(c)) {
-			if (in_word && push_word(out, &cur, err) < 0)
-				goto fail;
+		if (k == CONTROL)
+			goto bad_control;
+		if (k == BLANK) {
+			if (in_word) {
+				if (out->n >= CBB_WORDS_MAX) {
+					cbb_err(err, "more than %d words",
+						CBB_WORDS_MAX);
+					goto fail;
+				}
+				text[o++] = '\0';
+				out->n++;
+			}
 			in_word = false;
 			i++;
 			continue;
@@ -106,47 +127,45 @@ int cbb_words_split(const char *s, size_t len, cbb_words_t *out,
 				goto fail;
 			}
 			in_word = true;
-			if (cbb_buf_add(&cur, "", 0) < 0) {
-				cbb_err(err, "out of memory");
-				goto fail;
-			}
+			out->v[out->n] = text + o;
 		}
-		if (c == '\'') {
+		if (k == PLAIN) {
+			size_t e = i + 1;
+
+			while (e < len && cls[(unsigned char)s[e]] == PLAIN)
+				e++;
+			memcpy(text + o, s + i, e - i);
+			o += e - i;
+			i = e;
+		} else if (k == SQUOTE) {
 			const char *q = memchr(s + i + 1, '\'', len - i - 1);
-			size_t k;
+			size_t e;
 
 			if (!q) {
 				cbb_err(err, "unterminated single quote");
 				goto fail;
 			}
-			for (k = i + 1; s + k < q; k++)
-				if (is_control((unsigned char)s[k])) {
-					cbb_err(err, "control character 0x%02x "
-						"is not allowed",
-						(unsigned char)s[k]);
-					goto fail;
-				}
-			if (cbb_buf_add(&cur, s + i + 1,
-					(size_t)(q - s) - i - 1) < 0)
-				goto oom;
+			if (cbb_has_control(s + i + 1, (size_t)(q - s) - i - 1))
+				for (e = i + 1; s + e < q; e++)
+					if (is_control((unsigned char)s[e])) {
+						c = (unsigned char)s[e];
+						goto bad_control;
+					}
+			memcpy(text + o, s + i + 1, (size_t)(q - s) - i - 1);
+			o += (size_t)(q - s) - i - 1;
 			i = (size_t)(q - s) + 1;
-		} else if (c == '"') {
-			i++;
-			for (;;) {
+		} else if (k == DQUOTE) {
+			for (i++;; i++) {
 				if (i >= len) {
 					cbb_err(err, "unterminated double "
 						"quote");
 					goto fail;
 				}
-				c = s[i];
+				c = (unsigned char)s[i];
 				if (c == '"')
 					break;
-				if (is_control((unsigned char)c)) {
-					cbb_err(err, "control character 0x%02x "
-						"is not allowed",
-						(unsigned char)c);
-					goto fail;
-				}
+				if (is_control(c))
+					goto bad_control;
 				if (c == '$' || c == '`') {
 					cbb_err(err, "'%c' inside double quotes "
 						"is not expanded (use single "
@@ -154,15 +173,12 @@ int cbb_words_split(const char *s, size_t len, cbb_words_t *out,
 					goto fail;
 				}
 				if (c == '\\' && i + 1 < len &&
-				    strchr("\"\\$`", s[i + 1])) {
-					c = s[++i];
-				}
-				if (cbb_buf_addc(&cur, c) < 0)
-					goto oom;
-				i++;
+				    strchr("\"\\$`", s[i + 1]))
+					c = (unsigned char)s[++i];
+				text[o++] = (char)c;
 			}
 			i++;
-		} else if (c == '\\') {
+		} else if (k == BACKSLASH) {
 			if (i + 1 >= len) {
 				cbb_err(err, "backslash at the end of the line "
 					"(Slurm joins lines only when '\\' is "
@@ -170,41 +186,44 @@ int cbb_words_split(const char *s, size_t len, cbb_words_t *out,
 					"endings)");
 				goto fail;
 			}
-			if (is_control((unsigned char)s[i + 1])) {
-				cbb_err(err, "control character 0x%02x is not "
-					"allowed", (unsigned char)s[i + 1]);
-				goto fail;
-			}
-			if (cbb_buf_addc(&cur, s[i + 1]) < 0)
-				goto oom;
+			c = (unsigned char)s[i + 1];
+			if (is_control(c))
+				goto bad_control;
+			text[o++] = (char)c;
 			i += 2;
 		} else {
-			if (reject_unquoted(c, err) < 0)
-				goto fail;
-			if (cbb_buf_addc(&cur, c) < 0)
-				goto oom;
-			i++;
+			reject_unquoted((char)c, err);
+			goto fail;
 		}
 	}
-	if (in_word && push_word(out, &cur, err) < 0)
-		goto fail;
-	cbb_buf_free(&cur);
+	if (in_word) {
+		if (out->n >= CBB_WORDS_MAX) {
+			cbb_err(err, "more than %d words", CBB_WORDS_MAX);
+			goto fail;
+		}
+		text[o] = '\0';
+		out->n++;
+	}
 	return 0;
-oom:
-	cbb_err(err, "out of memory");
+bad_control:
+	control(err, c);
 fail:
-	cbb_buf_free(&cur);
 	cbb_words_free(out);
 	return -1;
 }
 
+int cbb_words_split(const char *s, size_t len, cbb_words_t *out,
+		    cbb_err_t *err)
+{
+	out->v = NULL;
+	out->size = 0;
+	return cbb_words_resplit(s, len, out, err);
+}
+
 void cbb_words_free(cbb_words_t *w)
 {
-	size_t i;
-
-	for (i = 0; i < w->n; i++)
-		free(w->v[i]);
-	free(w->v);
+	free(w->v); /* the words live in the same block */
 	w->v = NULL;
 	w->n = 0;
+	w->size = 0;
 }

@@ -23,12 +23,18 @@
 #define CBB_WORDS_MAX 1024
 
 typedef struct {
-	char **v;
+	char **v;    /* n words; they and their text are one allocation */
 	size_t n;
+	size_t size; /* bytes allocated */
 } cbb_words_t;
 
+/* Split s into out; -1 with err set (and out freed) on a bad word. */
 int cbb_words_split(const char *s, size_t len, cbb_words_t *out,
 		    cbb_err_t *err);
+/* The same, reusing out's allocation from an earlier split when it is
+ * large enough (out zeroed, or from cbb_words_split/_resplit). */
+int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
+		      cbb_err_t *err);
 void cbb_words_free(cbb_words_t *w);
 
 #endif

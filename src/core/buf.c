@@ -14,7 +14,7 @@ void cbb_buf_init(cbb_buf_t *b, size_t limit)
 	b->limit = limit ? limit : CBB_BUF_LIMIT;
 }
 
-static int reserve(cbb_buf_t *b, size_t extra)
+int cbb_buf_reserve(cbb_buf_t *b, size_t extra)
 {
 	size_t need, cap;
 	char *p;
@@ -37,7 +37,9 @@ static int reserve(cbb_buf_t *b, size_t extra)
 
 int cbb_buf_add(cbb_buf_t *b, const char *s, size_t n)
 {
-	if (reserve(b, n) < 0)
+	/* room already (the parsers reserve once per line): no call */
+	if (!(n < b->cap - b->len && b->len + n <= b->limit) &&
+	    cbb_buf_reserve(b, n) < 0)
 		return -1;
 	if (n)
 		memcpy(b->data + b->len, s, n);
@@ -82,7 +84,7 @@ int cbb_buf_printf(cbb_buf_t *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0 || reserve(b, (size_t)n) < 0)
+	if (n < 0 || cbb_buf_reserve(b, (size_t)n) < 0)
 		return -1;
 	va_start(ap, fmt);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);

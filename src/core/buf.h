@@ -20,6 +20,8 @@ typedef struct {
 #define CBB_BUF_LIMIT ((size_t)64 << 20)
 
 void cbb_buf_init(cbb_buf_t *b, size_t limit);
+/* Room for `extra` more bytes (and the NUL) without another allocation. */
+int cbb_buf_reserve(cbb_buf_t *b, size_t extra);
 int cbb_buf_add(cbb_buf_t *b, const char *s, size_t n);
 int cbb_buf_adds(cbb_buf_t *b, const char *s);
 int cbb_buf_addc(cbb_buf_t *b, char c);

@@ -1,42 +1,84 @@
 /* path.c - see path.h */
 #include "path.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 
-char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
-		       cbb_err_t *err)
+#define ONES ((uint64_t)0x0101010101010101ULL)
+#define LOW7 ((uint64_t)0x7f7f7f7f7f7f7f7fULL)
+
+/* The top bit of each byte of v that is zero, exactly (no borrows). */
+static uint64_t zero_bytes(uint64_t v)
+{
+	return ~(((v & LOW7) + LOW7) | v | LOW7);
+}
+
+static uint64_t load8(const char *s)
+{
+	uint64_t x;
+
+	memcpy(&x, s, sizeof(x));
+	return x;
+}
+
+/*
+ * Whether a joined absolute path is already clean (the common case): no
+ * "//" and no "/." anywhere.  Eight pairs at a time: the bytes at i.. that
+ * are '/' against the bytes at i+1.. that are '/' or '.'.
+ */
+static bool clean(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 9 <= n; i += 8) {
+		uint64_t x = load8(s + i), y = load8(s + i + 1);
+
+		if (zero_bytes(x ^ (ONES * '/')) &
+		    (zero_bytes(y ^ (ONES * '/')) | zero_bytes(y ^ (ONES * '.'))))
+			return false;
+	}
+	for (; i + 1 < n; i++)
+		if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '.'))
+			return false;
+	return true;
+}
+
+size_t cbb_path_resolve_to(const char *base, const char *p, bool keep_slash,
+			   char *out, cbb_err_t *err)
 {
 	size_t plen = strlen(p), blen = 0, o = 0, i = 0, n;
 	bool slash = keep_slash && plen > 0 && p[plen - 1] == '/';
-	char *src, *dst;
+	char src[CBB_PATH_MAX * 2], dst[CBB_PATH_MAX * 2 + 1];
 
-	if (plen == 0) {
-		cbb_err(err, "empty path");
-		return NULL;
-	}
+	if (plen == 0)
+		return cbb_err(err, "empty path"), 0;
 	if (p[0] != '/') {
-		if (!base || base[0] != '/') {
-			cbb_err(err, "relative path needs the job's working "
-				"directory, which is not known");
-			return NULL;
-		}
+		if (!base || base[0] != '/')
+			return cbb_err(err, "relative path needs the job's "
+				       "working directory, which is not "
+				       "known"), 0;
 		blen = strlen(base);
 	}
-	if (blen + plen + 2 > CBB_PATH_MAX * 2) {
-		cbb_err(err, "path longer than %d bytes", CBB_PATH_MAX - 1);
-		return NULL;
-	}
-	n = blen + plen + 2;
-	src = malloc(n);
-	dst = malloc(n + 1);
-	if (!src || !dst) {
-		free(src);
-		free(dst);
-		cbb_err(err, "out of memory");
-		return NULL;
+	if (blen + plen + 2 > CBB_PATH_MAX * 2)
+		return cbb_err(err, "path longer than %d bytes",
+			       CBB_PATH_MAX - 1), 0;
+	n = blen + plen + (blen ? 1 : 0);
+	/* joined straight into out: most paths need no cleaning */
+	if (n < CBB_PATH_MAX) {
+		if (blen) {
+			memcpy(out, base, blen);
+			out[blen] = '/';
+		}
+		memcpy(out + (blen ? blen + 1 : 0), p, plen);
+		if (clean(out, n)) {
+			if (n > 1 && out[n - 1] == '/' && !slash)
+				n--;
+			out[n] = '\0';
+			return n;
+		}
 	}
 	if (blen) {
 		memcpy(src, base, blen);
@@ -46,7 +88,8 @@ char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
 		memcpy(src, p, plen + 1);
 	}
 
-	/* src is absolute; copy component by component into dst. */
+	/* src is absolute; copy component by component into dst ("a/.."
+	 * may shorten what was longer than a path on the way) */
 	dst[o++] = '/';
 	while (src[i]) {
 		size_t start, clen;
@@ -73,39 +116,62 @@ char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
 	}
 	if (slash && o > 1)
 		dst[o++] = '/';
-	dst[o] = '\0';
-	free(src);
-	if (o >= CBB_PATH_MAX) {
-		free(dst);
-		cbb_err(err, "path longer than %d bytes", CBB_PATH_MAX - 1);
-		return NULL;
-	}
-	return dst;
+	if (o >= CBB_PATH_MAX)
+		return cbb_err(err, "path longer than %d bytes",
+			       CBB_PATH_MAX - 1), 0;
+	memcpy(out, dst, o);
+	out[o] = '\0';
+	return o;
 }
 
-static size_t trimmed_len(const char *s)
+char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
+		       cbb_err_t *err)
 {
-	size_t n = strlen(s);
+	char buf[CBB_PATH_MAX], *r;
+	size_t n = cbb_path_resolve_to(base, p, keep_slash, buf, err);
 
+	if (!n)
+		return NULL;
+	r = malloc(n + 1);
+	if (!r)
+		return cbb_err(err, "out of memory"), NULL;
+	memcpy(r, buf, n + 1);
+	return r;
+}
+
+/* Length without trailing '/' (but "/" stays "/"). */
+static size_t trim(const char *s, size_t n)
+{
 	while (n > 1 && s[n - 1] == '/')
 		n--;
 	return n;
 }
 
-bool cbb_path_within(const char *path, const char *prefix)
+bool cbb_path_within_n(const char *path, size_t l, const char *prefix,
+		       size_t pl)
 {
-	size_t pl = trimmed_len(prefix), l = trimmed_len(path);
-
+	pl = trim(prefix, pl);
+	l = trim(path, l);
 	if (pl == 1 && prefix[0] == '/')
 		return path[0] == '/';
-	if (l < pl || strncmp(path, prefix, pl) != 0)
+	if (l < pl || memcmp(path, prefix, pl) != 0)
 		return false;
 	return l == pl || path[pl] == '/';
 }
 
+bool cbb_path_within(const char *path, const char *prefix)
+{
+	return cbb_path_within_n(path, strlen(path), prefix, strlen(prefix));
+}
+
+bool cbb_path_same_n(const char *a, size_t la, const char *b, size_t lb)
+{
+	la = trim(a, la);
+	lb = trim(b, lb);
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
 bool cbb_path_same(const char *a, const char *b)
 {
-	size_t la = trimmed_len(a), lb = trimmed_len(b);
-
-	return la == lb && strncmp(a, b, la) == 0;
+	return cbb_path_same_n(a, strlen(a), b, strlen(b));
 }

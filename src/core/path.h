@@ -20,11 +20,19 @@
  */
 char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
 		       cbb_err_t *err);
+/* The same into `out` (CBB_PATH_MAX bytes): its length, or 0 with `err`. */
+size_t cbb_path_resolve_to(const char *base, const char *p, bool keep_slash,
+			   char *out, cbb_err_t *err);
 
 /* True when `path` is `prefix` or lies below it (component-wise). */
 bool cbb_path_within(const char *path, const char *prefix);
 
 /* Equal, ignoring one trailing '/' on either side. */
 bool cbb_path_same(const char *a, const char *b);
+
+/* The same two with the lengths known (no NUL needed). */
+bool cbb_path_within_n(const char *path, size_t len, const char *prefix,
+		       size_t prefix_len);
+bool cbb_path_same_n(const char *a, size_t la, const char *b, size_t lb);
 
 #endif

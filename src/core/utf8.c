@@ -1,6 +1,21 @@
 /* utf8.c - see utf8.h */
 #include "utf8.h"
 
+#include <stdint.h>
+#include <string.h>
+
+#define ONES ((uint64_t)0x0101010101010101ULL)
+#define HIGH ((uint64_t)0x8080808080808080ULL)
+
+/* Eight bytes at s, in whatever order: the tests below are per byte. */
+static uint64_t load8(const char *s)
+{
+	uint64_t x;
+
+	memcpy(&x, s, sizeof(x));
+	return x;
+}
+
 size_t cbb_utf8_seq(const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -42,10 +57,42 @@ bool cbb_utf8_valid(const char *s, size_t len)
 	size_t i = 0, n;
 
 	while (i < len) {
+		/* most paths are ASCII: eight bytes at a time */
+		if (len - i >= 8 && !(load8(s + i) & HIGH)) {
+			i += 8;
+			continue;
+		}
+		if ((unsigned char)s[i] < 0x80) {
+			i++;
+			continue;
+		}
 		n = cbb_utf8_seq(s + i, len - i);
 		if (n == 0)
 			return false;
 		i += n;
 	}
 	return true;
+}
+
+/*
+ * Whether any of n bytes is a control byte (below 0x20, or 0x7f).  Eight
+ * at a time: (x - 0x20..) & ~x & 0x80.. marks bytes below 0x20 (bytes
+ * from 0x80 up keep their top bit in x, so ~x drops them), and the same
+ * test on x ^ 0x7f.. marks 0x7f bytes (they become zero).
+ */
+bool cbb_has_control(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	for (; n - i >= 8; i += 8) {
+		uint64_t x = load8(s + i), y = x ^ (ONES * 0x7f);
+
+		if (((x - ONES * 0x20) & ~x & HIGH) ||
+		    ((y - ONES) & ~y & HIGH))
+			return true;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return true;
+	return false;
 }

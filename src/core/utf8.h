@@ -10,4 +10,7 @@ size_t cbb_utf8_seq(const char *s, size_t len);
 
 bool cbb_utf8_valid(const char *s, size_t len);
 
+/* Whether any of the n bytes at s is a control byte (< 0x20 or 0x7f). */
+bool cbb_has_control(const char *s, size_t n);
+
 #endif

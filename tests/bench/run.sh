@@ -29,14 +29,41 @@ CONDUIT_BB_CONF=$dir/conduit_bb.conf $B/test/bench-5.4 $B/lua5.4 "$dir/server" "
 echo
 echo "## job_process parser instructions (callgrind)"
 echo
-echo "| directives | parser instructions per call | per directive |"
-echo "|---|---|---|"
-for n in 1 100; do
+echo "cbb_parse_script inclusive, divided by its own call count; the"
+echo "marginal cost is (per call at N - per call at 1) / (N - 1)."
+echo
+echo "| directives | parser instructions per call | per directive | marginal per directive |"
+echo "|---|---|---|---|"
+one=0
+for n in 1 10 100; do
 	s=$dir/work/bench-$n.sh
+	[ -f "$s" ] || {
+		printf '#!/bin/bash\n#SBATCH -N 1\n'
+		i=0
+		while [ $i -lt $n ]; do
+			printf "#CONDUIT_PRE cp -r '%s/src/data set' %s/dst/%d-%%j/\n" \
+				"$dir/work" "$dir/work" $i
+			i=$((i + 1))
+		done
+		echo "srun ./app"
+	} > "$s"
 	CONDUIT_BB_CONF=$dir/conduit_bb.conf valgrind --tool=callgrind \
 		--callgrind-out-file="$dir/cg.$n" $B/test/hook_loop-5.4 $B/lua5.4 \
 		lua/burst_buffer.lua "$s" "$s" 300 1 >/dev/null 2>&1 || true
-	total=$(callgrind_annotate --inclusive=yes "$dir/cg.$n" 2>/dev/null |
-		awk '/cbb_parse_script/ {gsub(",","",$1); print $1; exit}')
-	echo "| $n | $((total / 200)) | $((total / 200 / n)) |"
+	per_call=$(callgrind_annotate --tree=calling "$dir/cg.$n" 2>/dev/null |
+		awk '/> .*cbb_parse_script \(/ { gsub(",", "", $1); c = $0
+			sub(/.*\(/, "", c); sub(/x\).*/, "", c); print int($1 / c); exit }')
+	[ "$n" = 1 ] && one=$per_call
+	marginal=-
+	[ "$n" = 1 ] || marginal=$(( (per_call - one) / (n - 1) ))
+	echo "| $n | $per_call | $((per_call / n)) | $marginal |"
 done
+echo
+echo "## job_process against Conduit's own plugin (side by side)"
+echo
+echo "Median wall time of one hook process's part (load the plugin into a"
+echo "fresh Lua state, call slurm_bb_job_process) on the same script of N"
+echo "#CONDUIT_POST lines; reference: ${CBB_REFERENCE:-not given}."
+echo
+CONDUIT_BB_CONF=$dir/conduit_bb.conf $B/test/vs_reference-5.4 $B/lua5.4 \
+	"${CBB_REFERENCE:-/nonexistent}" "$dir/work"

@@ -197,7 +197,9 @@ unfinished() {
 			'($3 != 0 || $5 ~ rx) && !index(lost, " " $1 " ")' | grep -c .
 }
 end=$(( $(date +%s) + 420 ))
-while [ "$(unfinished)" -gt 0 ] && [ "$(date +%s)" -lt "$end" ]; do
+# one reading decides: whether Slurm lost a job is read afresh each time,
+# and a transient scontrol failure must not flip the verdict after the loop
+while left=$(unfinished); [ "$left" -gt 0 ] && [ "$(date +%s)" -lt "$end" ]; do
 	sample
 	release_held
 	# a requeued job waits out Slurm's requeue delay unless told not to
@@ -208,7 +210,8 @@ while [ "$(unfinished)" -gt 0 ] && [ "$(date +%s)" -lt "$end" ]; do
 done
 add_cpu
 wall=$(( $(date +%s) - wave_t0 ))
-expect "wave: every job ended within 7 minutes" [ "$(unfinished)" = 0 ]
+expect "wave: every job ended within 7 minutes" [ "$left" = 0 ]
+[ "$left" = 0 ] || note "wave: not ended: $(in_root squeue -h -r -u alice -o '%A:%T:%r' | tr '\n' ' ')"
 
 # ---- what a site needs ---------------------------------------------------------
 sleep 5 # the last teardowns

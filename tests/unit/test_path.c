@@ -115,6 +115,57 @@ static void test_utf8(void **state)
 	assert_false(cbb_utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
 }
 
+/*
+ * The fast paths look at eight bytes at a time: a "//", "/." or control
+ * byte, or a non-ASCII byte must be seen at every offset, across word
+ * boundaries, and a clean path must pass unchanged.
+ */
+static void test_every_offset(void **state)
+{
+	static const struct {
+		const char *mid, *want;
+	} k[] = {
+		{ "//b", "/b" }, { "/./b", "/b" }, { "/../b", "" },
+		{ "/.b", "/.b" }, { "/b.", "/b." }, { "/b", "/b" },
+	};
+	char in[64], want[64];
+	size_t n, j;
+
+	(void)state;
+	for (n = 0; n < 24; n++) {
+		for (j = 0; j < sizeof(k) / sizeof(k[0]); j++) {
+			cbb_err_t err;
+			char *got;
+
+			snprintf(in, sizeof(in), "/x%.*s%s", (int)n,
+				 "aaaaaaaaaaaaaaaaaaaaaaaa", k[j].mid);
+			if (k[j].want[0])
+				snprintf(want, sizeof(want), "/x%.*s%s", (int)n,
+					 "aaaaaaaaaaaaaaaaaaaaaaaa", k[j].want);
+			else
+				snprintf(want, sizeof(want), "/b");
+			cbb_err_clear(&err);
+			got = cbb_path_resolve(NULL, in, false, &err);
+			assert_non_null(got);
+			if (strcmp(got, want))
+				fail_msg("%s: want %s, got %s", in, want, got);
+			free(got);
+		}
+		memset(in, 'a', sizeof(in));
+		in[n] = '\xc3'; /* a lone lead byte at offset n */
+		assert_false(cbb_utf8_valid(in, 30));
+		in[n] = '\x1f';
+		assert_true(cbb_has_control(in, 30));
+		in[n] = '\x7f';
+		assert_true(cbb_has_control(in, 30));
+		in[n] = '~';
+		assert_false(cbb_has_control(in, 30));
+		assert_true(cbb_utf8_valid(in, 30));
+	}
+	in[0] = '\x80' + 0x20; /* high bytes are not control bytes */
+	assert_false(cbb_has_control(in, 30));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -122,6 +173,7 @@ int main(void)
 		cmocka_unit_test(test_length_limit),
 		cmocka_unit_test(test_within_same),
 		cmocka_unit_test(test_utf8),
+		cmocka_unit_test(test_every_offset),
 	};
 	return cmocka_run_group_tests_name("path", tests, NULL, NULL);
 }
