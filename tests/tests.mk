@@ -31,7 +31,7 @@ $(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) $(H
 	@echo "  ASAN-CC $@"
 	@$(CC) $(TEST_CFLAGS) $(SAN) tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) -o $@
 
-$(T)/hook_loop-%: tests/stress/hook_loop.c | $(T)
+$(T)/hook_loop-%: tests/stress/hook_loop.c tests/bench/hook_host.h | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< \
 	  $$($(PKG_CONFIG) --cflags --libs lua$*) -lpthread -o $@
@@ -75,11 +75,11 @@ test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(
 test-all: test-build
 	sh tests/run-checks.sh
 
-$(T)/bench-%: tests/bench/bench.c | $(T)
+$(T)/bench-%: tests/bench/bench.c tests/bench/hook_host.h | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
 
-$(T)/vs_reference-%: tests/bench/vs_reference.c | $(T)
+$(T)/vs_reference-%: tests/bench/vs_reference.c tests/bench/hook_host.h | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
 

@@ -55,12 +55,36 @@ bool cbb_conf_env_name_allowed(const cbb_config_t *c, const char *name)
 	return false;
 }
 
+/* A key, and how its value is read: by `set`, or, when `set` is NULL, as
+ * a whole number within its range (below) into an unsigned field. */
 typedef struct {
 	const char *key;
 	cbb_setter_fn set;
 	size_t offset;
 	const char *example;
 } key_t_;
+
+static const struct {
+	const char *key;
+	unsigned long lo, hi;
+} ranges[] = {
+	{ "MaxDirectives", 1, 1000 },
+	{ "MaxSourceBytes", 1, 1 << 20 },
+	{ "StartVisibleGrace", 1, 86400 },
+	{ "MaxReplyBytes", 65536, 1u << 30 },
+};
+
+static int set_in_range(const char *key, const char *val, void *field,
+			cbb_err_t *err)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (!strcmp(ranges[i].key, key))
+			return cbb_set_uint(val, field, ranges[i].lo,
+					    ranges[i].hi, err);
+	return cbb_err(err, "%s has no range", key); /* a table mistake */
+}
 
 #define OFF(f) offsetof(cbb_config_t, f)
 static const key_t_ keys[] = {
@@ -73,8 +97,8 @@ static const key_t_ keys[] = {
 	{ "SubmitValidation", cbb_set_validation, 0, "local" },
 	{ "SubmitTimeout", cbb_set_duration, OFF(submit_timeout_ms), "2" },
 	{ "Directive", cbb_set_word, OFF(directive), "CONDUIT" },
-	{ "MaxDirectives", cbb_set_max_directives, OFF(max_directives), "100" },
-	{ "MaxSourceBytes", cbb_set_max_source_bytes, OFF(max_source_bytes), "4000" },
+	{ "MaxDirectives", NULL, OFF(max_directives), "100" },
+	{ "MaxSourceBytes", NULL, OFF(max_source_bytes), "4000" },
 	{ "StageInSources", cbb_set_prefixes, OFF(allow[0][0]), "/archive,/project" },
 	{ "StageInDestinations", cbb_set_prefixes, OFF(allow[0][1]), "/scratch" },
 	{ "StageOutSources", cbb_set_prefixes, OFF(allow[1][0]), "/scratch" },
@@ -82,8 +106,8 @@ static const key_t_ keys[] = {
 	{ "StateDir", cbb_set_file, OFF(state_dir), CBB_STATE_DIR },
 	{ "ServerDownGrace", cbb_set_grace, OFF(down_grace_s), "300" },
 	{ "StageOutDownGrace", cbb_set_grace, OFF(out_down_grace_s), "3600" },
-	{ "StartVisibleGrace", cbb_set_visible_grace, OFF(start_visible_grace_s), "60" },
-	{ "MaxReplyBytes", cbb_set_max_reply, OFF(max_reply_bytes), "16777216" },
+	{ "StartVisibleGrace", NULL, OFF(start_visible_grace_s), "60" },
+	{ "MaxReplyBytes", NULL, OFF(max_reply_bytes), "16777216" },
 	{ "Scontrol", cbb_set_program, OFF(scontrol), "/usr/bin/scontrol" },
 	{ "Squeue", cbb_set_program, OFF(squeue), "/usr/bin/squeue" },
 	{ "AdminComment", cbb_set_bool, OFF(admin_comment), "no" },
@@ -238,7 +262,8 @@ int cbb_config_parse(cbb_config_t *c, const char *text, size_t len,
 		if (!val)
 			return cbb_err(err, "out of memory");
 		field = key->offset ? (char *)c + key->offset : NULL;
-		rc = key->set(c, val, field, err);
+		rc = key->set ? key->set(c, val, field, err) :
+				set_in_range(key->key, val, field, err);
 		free(val);
 		if (rc < 0) {
 			cbb_err_prefix(err, "%s line %u: %s", name, lineno,

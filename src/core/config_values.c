@@ -245,20 +245,6 @@ int cbb_set_uint(const char *val, unsigned *dst, unsigned long lo,
 	return 0;
 }
 
-int cbb_set_visible_grace(cbb_config_t *c, const char *val, void *field,
-			  cbb_err_t *err)
-{
-	(void)c;
-	return cbb_set_uint(val, field, 1, 86400, err);
-}
-
-int cbb_set_max_reply(cbb_config_t *c, const char *val, void *field,
-		      cbb_err_t *err)
-{
-	(void)c;
-	return cbb_set_uint(val, field, 65536, 1u << 30, err);
-}
-
 /*
  * SwitchEnvNames: comma-separated NAME or PREFIX* (letters, digits, '_';
  * not starting with a digit).  SLURM_* is never allowed: Slurm owns it.
@@ -298,20 +284,6 @@ int cbb_set_env_names(cbb_config_t *c, const char *val, void *field,
 			return cbb_err(err, "trailing ','");
 	}
 	return 0;
-}
-
-int cbb_set_max_directives(cbb_config_t *c, const char *val, void *field,
-			   cbb_err_t *err)
-{
-	(void)c;
-	return cbb_set_uint(val, field, 1, 1000, err);
-}
-
-int cbb_set_max_source_bytes(cbb_config_t *c, const char *val, void *field,
-			     cbb_err_t *err)
-{
-	(void)c;
-	return cbb_set_uint(val, field, 1, 1 << 20, err);
 }
 
 int cbb_set_validation(cbb_config_t *c, const char *val, void *field,

@@ -14,26 +14,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-#include <lualib.h>
+#include "hook_host.h"
 
 static const char *mod_dir, *server_dir, *work;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int nolog(lua_State *L)
-{
-	(void)L;
-	return 0;
-}
 
 static int job_info_index(lua_State *L)
 {
@@ -57,26 +43,12 @@ static double call(const char *hook, const char *const *args, int nargs,
 		   long job_id, int *busy, int *rc)
 {
 	lua_State *L = luaL_newstate();
-	char cpath[1024];
 	double t0, t1;
 	int i;
 
-	luaL_openlibs(L);
-	lua_getglobal(L, "package");
-	snprintf(cpath, sizeof(cpath), "%s/?.so", mod_dir);
-	lua_pushstring(L, cpath);
-	lua_setfield(L, -2, "cpath");
-	lua_pop(L, 1);
-	lua_newtable(L);
-	lua_pushcfunction(L, nolog);
-	lua_setfield(L, -2, "log");
-	lua_pushcfunction(L, nolog);
-	lua_setfield(L, -2, "error");
-	lua_pushstring(L, "bench");
-	lua_setfield(L, -2, "CLUSTER_NAME");
-	lua_setglobal(L, "slurm");
+	hh_setup_state(L, mod_dir, "bench");
 
-	t0 = now_ms();
+	t0 = hh_now_ms();
 	if (luaL_dostring(L, "require('conduit_bb')") != 0) {
 		fprintf(stderr, "%s\n", lua_tostring(L, -1));
 		exit(1);
@@ -94,7 +66,7 @@ static double call(const char *hook, const char *const *args, int nargs,
 		nargs++;
 	}
 	lua_call(L, nargs, 2);
-	t1 = now_ms();
+	t1 = hh_now_ms();
 	*rc = (int)lua_tointeger(L, 1);
 	*busy = lua_isstring(L, 2) && !strcmp(lua_tostring(L, 2), "BUSY");
 	if (*rc != 0)
@@ -135,6 +107,60 @@ static long rpc_count(const char *method)
 	return rpc_count_ms(method, NULL);
 }
 
+/* The server log's size: a mark to count from. */
+static long log_mark(void)
+{
+	char path[1024];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/rpc.log", server_dir);
+	return stat(path, &st) == 0 ? (long)st.st_size : 0;
+}
+
+/* Distinct client connections (address:port) of the RPCs since mark. */
+static int connections_since(long mark)
+{
+	char path[1024], line[65536], peers[64][64];
+	int n = 0, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/rpc.log", server_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	fseek(f, mark, SEEK_SET);
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, "\"peer\": \"");
+		char peer[64];
+		size_t k;
+
+		if (!p)
+			continue;
+		p += 9;
+		k = strcspn(p, "\"");
+		if (k >= sizeof(peer))
+			k = sizeof(peer) - 1;
+		memcpy(peer, p, k);
+		peer[k] = '\0';
+		for (i = 0; i < n && strcmp(peers[i], peer); i++)
+			;
+		if (i == n && n < 64)
+			strcpy(peers[n++], peer);
+	}
+	fclose(f);
+	return n;
+}
+
+/* CPU seconds this process has used (the hook runs in it). */
+static double cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -151,7 +177,7 @@ static double median(double *v, int n)
 int main(int argc, char **argv)
 {
 	static const int sizes[] = { 1, 10, 100, 500 };
-	double t[200];
+	double t[200], cpu100 = 0;
 	long job_id = 900000 + (long)(time(NULL) % 10000) * 10;
 	size_t s;
 
@@ -162,14 +188,16 @@ int main(int argc, char **argv)
 	work = argv[3];
 	printf("| directives | job_process (local) | data_in | StartTransfer RPCs "
 	       "(server time, summed) | Query RPCs | test_data_in, median "
-	       "(server's share) | Query RPCs per poll | get_status |\n"
-	       "|---|---|---|---|---|---|---|---|\n");
+	       "(server's share) | Query RPCs per poll | connections per poll "
+	       "| hook CPU per poll | get_status |\n"
+	       "|---|---|---|---|---|---|---|---|---|---|\n");
 	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		int n = sizes[s], i, busy, rc, reps;
 		char script[1024], jid[32];
 		const char *args[5];
-		long q0, st0, polls = 0, qpoll, qsum = 0;
+		long q0, st0, polls = 0, qpoll, qsum = 0, conns = 0;
 		double dj, din, tdi, gs, tsrv, srv[200], start_srv0, start_srv1;
+		double cpu[200], tcpu;
 		FILE *f;
 
 		job_id++;
@@ -204,11 +232,15 @@ int main(int argc, char **argv)
 
 		/* poll until done; time every poll, minus the server's share */
 		for (i = 0; i < 200; i++) {
-			double s0, s1;
+			double s0, s1, c0;
+			long mark = log_mark();
 
 			rpc_count_ms("Query", &s0);
 			qpoll = rpc_count("Query");
+			c0 = cpu_ms();
 			t[i] = call("slurm_bb_test_data_in", args, 4, job_id, &busy, &rc);
+			cpu[i] = cpu_ms() - c0;
+			conns += connections_since(mark);
 			rpc_count_ms("Query", &s1);
 			qpoll = rpc_count("Query") - qpoll;
 			srv[i] = s1 - s0;
@@ -220,6 +252,9 @@ int main(int argc, char **argv)
 		}
 		tdi = median(t, (int)polls);
 		tsrv = median(srv, (int)polls);
+		tcpu = median(cpu, (int)polls);
+		if (n == 100)
+			cpu100 = tcpu;
 
 		args[0] = "61001";
 		args[1] = "61001";
@@ -229,10 +264,17 @@ int main(int argc, char **argv)
 			t[i] = call("slurm_bb_get_status", args, 4, job_id, &busy, &rc);
 		gs = median(t, 10);
 		printf("| %d | %.2f ms | %.1f ms | %ld (%.0f ms) | %ld | %.1f ms (%.1f ms) "
-		       "| %.2f | %.1f ms |\n", n, dj, din, st0,
+		       "| %.2f | %.2f | %.1f ms | %.1f ms |\n", n, dj, din, st0,
 		       start_srv1 - start_srv0, q0, tdi, tsrv,
-		       (double)qsum / (double)polls, gs);
+		       (double)qsum / (double)polls,
+		       (double)conns / (double)polls, tcpu, gs);
 		fflush(stdout);
 	}
+	/* Slurm polls each staging job every PollInterval, one process each */
+	printf("\nModelled: 1000 staging jobs (100 directives each) polled every "
+	       "15 s = %.1f polls/s x %.1f ms of hook CPU = %.0f%% of one core "
+	       "on the controller host (the hook's own work, Lua state included; "
+	       "slurmscriptd's fork of each hook process comes on top).\n",
+	       1000.0 / 15, cpu100, 1000.0 / 15 * cpu100 / 10.0);
 	return 0;
 }

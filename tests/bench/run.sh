@@ -1,31 +1,34 @@
 #!/bin/sh
-# run.sh - `make bench`: start the Conduit test server, measure the hooks
-# (tests/bench/bench.c), count job_process instructions with callgrind.
-# Prints a Markdown report; docs/performance.md keeps a dated copy.
+# run.sh - `make bench`: measure the hooks against a Conduit test server
+# (tests/bench/hooks.sh) on this machine and inside the Slurm 24.11 root
+# (tests/bench/root.sh), count job_process instructions with callgrind,
+# and time job_process beside Conduit's own plugin.  Prints a Markdown
+# report; docs/performance.md keeps a dated copy.  Measures, asserts
+# nothing.
 set -eu
 cd "$(dirname "$0")/../.."
 B=build
 dir=$(mktemp -d)
 chmod 0755 "$dir"
-trap 'sh tests/conduit/server-ctl.sh stop "$dir/server"; rm -rf "$dir"' EXIT
-mkdir -p "$dir/work/src/data set" "$dir/work/dst" "$dir/state"
-head -c 65536 /dev/urandom > "$dir/work/src/data set/blob"
-chmod -R a+rwX "$dir/work"
-sh tests/conduit/server-ctl.sh start "$dir/server"
-echo '{"step_ms": 5}' > "$dir/server/faults.json"
-pki=$dir/server/pki
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/work" "$dir/state"
+# job_process reads nothing of the server: any address does
 cat > "$dir/conduit_bb.conf" <<CONF
-ConduitServer=127.0.0.1:$(cat "$dir/server/port")
+ConduitServer=127.0.0.1:1
 ServerName=localhost
-CACert=$pki/ca.crt
-ClientCert=$pki/service.crt
-ClientKey=$pki/service.key
+CACert=/dev/null
+ClientCert=/dev/null
+ClientKey=/dev/null
 MaxDirectives=1000
 StateDir=$dir/state
 CONF
-echo "## Hooks against the local Conduit test server ($(date -u +%Y-%m-%d), $(nproc) cores)"
+echo "## Hooks on this machine"
 echo
-CONDUIT_BB_CONF=$dir/conduit_bb.conf $B/test/bench-5.4 $B/lua5.4 "$dir/server" "$dir/work"
+sh tests/bench/hooks.sh $B/test/bench-5.4 $B/lua5.4
+echo
+echo "## Hooks inside the Slurm 24.11 root"
+echo
+sh tests/bench/root.sh
 echo
 echo "## job_process parser instructions (callgrind)"
 echo

@@ -20,25 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-#include <lualib.h>
+#include "hook_host.h"
 
 static const char *work;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int nolog(lua_State *L)
-{
-	(void)L;
-	return 0;
-}
 
 static int empty_module(lua_State *L)
 {
@@ -48,34 +32,14 @@ static int empty_module(lua_State *L)
 
 static lua_State *fresh_state(const char *mod_dir)
 {
-	static const char *const logs[] = { "log", "error", "log_debug",
-					    "log_info", "log_error",
-					    "log_verbose", "log_user" };
 	lua_State *L = luaL_newstate();
-	char cpath[1024];
-	size_t i;
 
-	luaL_openlibs(L);
+	hh_setup_state(L, mod_dir, "bench");
 	lua_getglobal(L, "package");
-	snprintf(cpath, sizeof(cpath), "%s/?.so", mod_dir);
-	lua_pushstring(L, cpath);
-	lua_setfield(L, -2, "cpath");
 	lua_getfield(L, -1, "preload");
 	lua_pushcfunction(L, empty_module);
 	lua_setfield(L, -2, "posix");
 	lua_pop(L, 2);
-	lua_newtable(L);
-	for (i = 0; i < sizeof(logs) / sizeof(logs[0]); i++) {
-		lua_pushcfunction(L, nolog);
-		lua_setfield(L, -2, logs[i]);
-	}
-	lua_pushinteger(L, 0);
-	lua_setfield(L, -2, "SUCCESS");
-	lua_pushinteger(L, -1);
-	lua_setfield(L, -2, "ERROR");
-	lua_pushstring(L, "bench");
-	lua_setfield(L, -2, "CLUSTER_NAME");
-	lua_setglobal(L, "slurm");
 	return L;
 }
 
@@ -86,7 +50,7 @@ static double one_call(const char *mod_dir, const char *load,
 	lua_State *L = fresh_state(mod_dir);
 	double t0, t1;
 
-	t0 = now_ms();
+	t0 = hh_now_ms();
 	if (luaL_dostring(L, load) != 0) {
 		fprintf(stderr, "load: %s\n", lua_tostring(L, -1));
 		exit(1);
@@ -103,7 +67,7 @@ static double one_call(const char *mod_dir, const char *load,
 	lua_pushstring(L, work);
 	lua_setfield(L, -2, "work_dir");
 	lua_call(L, 4, 2);
-	t1 = now_ms();
+	t1 = hh_now_ms();
 	*rc = (int)lua_tointeger(L, -2);
 	if (*rc != 0)
 		fprintf(stderr, "job_process: %s\n", lua_tostring(L, -1));

@@ -24,7 +24,8 @@ Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
                      see: the transfer exists, the client cannot know)
   huge_reply_bytes   Query answers carry one extra entry this large
   max_source_bytes   default 4000
-Every RPC is appended to --log as one JSON line.
+Every RPC is appended to --log as one JSON line (with the client's
+address and port: one port per connection).
 """
 import argparse
 import json
@@ -343,6 +344,8 @@ def copy_data(t):
 
 def remove_sources(t):
     for s in t["source"]:
+        if t.get("again") and not os.path.lexists(s):
+            continue  # removed before a restart (see step())
         if os.path.isdir(s) and not os.path.islink(s):
             shutil.rmtree(s)
         else:
@@ -371,7 +374,8 @@ class ServerBase:
     # ---- bookkeeping ----------------------------------------------------
     def log(self, method, cn, **kw):
         rec = {"t": round(now(), 3), "method": method, "cn": cn,
-               "ms": round((now() - getattr(self.local, "t0", now())) * 1000, 2)}
+               "ms": round((now() - getattr(self.local, "t0", now())) * 1000, 2),
+               "peer": getattr(self.local, "peer", "")}
         rec.update(kw)
         with self.log_lock, open(self.log_path, "a") as f:
             f.write(json.dumps(rec) + "\n")
@@ -418,6 +422,7 @@ class ServerBase:
 
     def faulted(self, method, context):
         self.local.t0 = now()
+        self.local.peer = context.peer()  # "ipv4:127.0.0.1:PORT": one per connection
         f = self.faults.get()
         stall = f.get("stall_ms", {}).get(method, 0)
         if stall:
@@ -633,6 +638,16 @@ class Worker(threading.Thread):
             nxt = ORDER[ORDER.index(st) + 1]
             uid = t["uid"] if t["uid"] is not None else os.getuid()
             snapshot = dict(t)
+            if st == 28 and t["action"] in (1, 3):
+                # journaled before the sources go: a server stopped after
+                # removing them and before saving the next state runs this
+                # step again on restart, and must not fail on sources it
+                # removed itself
+                snapshot["again"] = bool(t.get("remove_begun"))
+                t["remove_begun"] = True
+                self.store.save()
+        if "again" in snapshot:
+            self.store.flush()  # on disk before any source goes
         # work that touches files runs without the lock
         ok, msg = True, ""
         if st == 14:

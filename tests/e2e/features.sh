@@ -126,3 +126,29 @@ expect "... every task ends CANCELLED" wait_for 60 sh -c \
 	"[ \$(chroot $R squeue -h -t all -j $S2 -o %T | grep -c '^CANCELLED$') = 4 ]"
 faults '{}'
 sed -i '/^AdminComment=yes$/d' "$R/etc/slurm/conduit_bb.conf"
+
+# ---- TLS session export (a note, not a check) ---------------------------------
+# Resuming the Conduit server's TLS session in the next hook process would
+# save most of a poll; libcurl's only way to carry a session across
+# processes is curl_easy_ssls_export (8.12+).  Ask this root's libcurl,
+# against a server that asks for a client certificate without requiring
+# one, whether it exports a session made without and one made with a
+# client certificate (conduit_bb always uses one).  docs/performance.md.
+tls_probe() {
+	d=/tmp/tlsprobe
+	mkdir -p "$R$d"
+	cp "$E2E/tls_export_probe.c" "$HERE/tests/conduit/make-certs.sh" "$R$d/" &&
+		in_root sh -c "cd $d && gcc -O1 tls_export_probe.c -lcurl -o probe &&
+			sh make-certs.sh pki" >/dev/null 2>&1 || { echo "probe not built"; return; }
+	port=$((CONDUIT_PORT + 7))
+	in_root sh -c "cd $d && exec openssl s_server -accept 127.0.0.1:$port -cert pki/server.crt \
+		-key pki/server.key -CAfile pki/ca.crt -verify 1 -www -tls1_3" >/dev/null 2>&1 &
+	sp=$!
+	sleep 1
+	a=$(in_root sh -c "cd $d && ./probe https://127.0.0.1:$port/ pki/ca.crt" 2>&1)
+	b=$(in_root sh -c "cd $d && ./probe https://127.0.0.1:$port/ pki/ca.crt pki/service.crt pki/service.key" 2>&1)
+	kill "$sp" 2>/dev/null
+	wait "$sp" 2>/dev/null
+	echo "libcurl $(in_root sh -c "pkg-config --modversion libcurl" 2>/dev/null): without a client certificate: $a; with one: $b"
+}
+note "TLS session export: $(tls_probe)"

@@ -8,12 +8,17 @@
 #          root /var/tmp/conduit-bb-trixie
 #   26.05  Debian forky packages: Slurm 26.05, linked with Lua 5.1
 #          root /var/tmp/conduit-bb-forky
+#   24.11-lua5.4
+#          Slurm 24.11.5 built from Debian's copy of the upstream source
+#          against Lua 5.4 (as EL9 sites run it), in a Debian 13 root
+#          root /var/tmp/conduit-bb-trixie-lua54
 #
 # Other parameters (environment), each with a default from the profile:
 #   CBB_E2E_ROOT, CBB_E2E_SUITE (the Debian suite), CBB_E2E_PORTS
 #   ("slurmctld slurmd conduit", default "6817 6818 24600"), and
 #   CBB_DEBIAN_MIRROR (default: the mirror of this machine's apt sources).
 PROFILE=${CBB_E2E_SLURM:-24.11}
+SLURM_SOURCE=                    # a version: built from source, not packages
 case $PROFILE in
 24.11)
 	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie}
@@ -26,8 +31,14 @@ case $PROFILE in
 	# this host's debootstrap has no script for forky; sid's works
 	BOOTSTRAP_SCRIPT=sid
 	LUA=5.1 ;;
+24.11-lua5.4)
+	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie-lua54}
+	SUITE=${CBB_E2E_SUITE:-trixie}
+	BOOTSTRAP_SCRIPT=$SUITE
+	SLURM_SOURCE=24.11.5
+	LUA=5.4 ;;
 *)
-	echo "e2e: unknown CBB_E2E_SLURM=$PROFILE (24.11 or 26.05)" >&2
+	echo "e2e: unknown CBB_E2E_SLURM=$PROFILE (24.11, 26.05 or 24.11-lua5.4)" >&2
 	exit 2 ;;
 esac
 ports=${CBB_E2E_PORTS:-6817 6818 24600}
@@ -102,9 +113,11 @@ debian_mirror() {
 	echo "$m"
 }
 
-# The Slurm in the root, as "24.11" (for check lines).
+# The Slurm in the root, as "24.11" (for check lines; "24.11/lua5.4" for
+# one built from source against another Lua than Debian's).
 slurm_label() {
-	chroot "$R" /usr/sbin/slurmctld -V 2>/dev/null | awk '{ split($2, v, "."); print v[1] "." v[2] }'
+	chroot "$R" /usr/sbin/slurmctld -V 2>/dev/null |
+		awk -v lua="${SLURM_SOURCE:+/lua$LUA}" '{ split($2, v, "."); print v[1] "." v[2] lua }'
 }
 
 # The liblua that the running slurmctld has mapped (from /proc/PID/maps).

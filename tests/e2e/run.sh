@@ -34,6 +34,8 @@ t0=$(date +%s)
 expect "cluster starts: munged, Conduit test server, slurmctld, slurmd; node idle" \
 	sh "$E2E/cluster.sh" start
 note "Slurm $(in_root /usr/sbin/slurmctld -V) in $R; slurmctld loaded $(lua_of_slurmctld)"
+expect "slurmctld runs burst_buffer.lua in Lua $LUA (its memory map)" \
+	sh -c "echo '$(lua_of_slurmctld)' | grep -q 'liblua$LUA'"
 note "setup took $((t0 - t_start)) s, cluster start $(( $(date +%s) - t0 )) s"
 
 for part in ${CBB_E2E_PARTS:-basic restarts faults workloads features wave}; do

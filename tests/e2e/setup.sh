@@ -6,6 +6,8 @@
 #
 #   24.11  debootstrap trixie, Debian's Slurm 24.11 packages (Lua 5.1)
 #   26.05  debootstrap forky, Debian's Slurm 26.05 packages (Lua 5.1)
+#   24.11-lua5.4  debootstrap trixie, Slurm 24.11.5 built from source
+#          against Lua 5.4 (tests/e2e/build-slurm.sh)
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -15,6 +17,9 @@ libprotobuf-c-dev protobuf-c-compiler protobuf-compiler protobuf-compiler-grpc
 python3-grpcio python3-protobuf openssl procps"
 # Debian names Lua 5.1's headers liblua5.1-0-dev
 PKGS=$(echo "$PKGS" | sed 's/liblua5\.1-dev/liblua5.1-0-dev/')
+# a Slurm built from source: its build needs instead of its packages
+[ -z "$SLURM_SOURCE" ] ||
+	PKGS=$(echo "$PKGS" | sed 's/slurmctld slurmd slurm-client/libmunge-dev python3 perl/')
 
 if [ ! -f "$R/.conduit-bb-root" ]; then
 	if [ -d "$R" ]; then
@@ -52,6 +57,7 @@ if [ ! -f "$R/.conduit-bb-root" ]; then
 		--no-install-recommends $PKGS >/dev/null
 	in_root apt-get clean
 	umount_root
+	[ -z "$SLURM_SOURCE" ] || sh "$HERE/tests/e2e/build-slurm.sh"
 	touch "$R/.conduit-bb-root"
 fi
 
@@ -78,6 +84,7 @@ in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/bb/proto 
 umount_root
 
 # configs
+mkdir -p "$R/etc/slurm"
 sed -e "s/@HOST@/$HOSTNAME_S/g" -e "s/@CTLD_PORT@/$CTLD_PORT/" \
 	-e "s/@SLURMD_PORT@/$SLURMD_PORT/" "$HERE/tests/e2e/etc/slurm.conf.in" > "$R/etc/slurm/slurm.conf"
 cp "$HERE/tests/e2e/etc/burst_buffer.conf" "$HERE/tests/e2e/etc/cgroup.conf" "$R/etc/slurm/"

@@ -181,9 +181,10 @@ faults '{}'
 note "wave: cancelled in stage-in: $cancelled; requeued: $requeued; hurried in stage-out: $hurried"
 
 # ---- then every job must end ---------------------------------------------------
-# not ended: any state but the final ones; a job held for good (priority
-# 0, for a reason the admin loop does not release) counts as ended here,
-# and the checks below find it
+# not ended: any state but the final ones; a pending job held for good
+# (priority 0, for a reason the admin loop does not release) counts as
+# ended here, and the checks below find it.  Only a pending job: one that
+# was held and released may run with priority 0 still shown.
 # A squeue that fails (slurmctld restarting) answers nothing, and one
 # that a freshly restarted slurmctld answers may not list every job yet:
 # neither is "all ended", or the wait would stop early while jobs still run.
@@ -194,7 +195,7 @@ unfinished() {
 	printf '%s\n' "$q" |
 		grep -vE '^[0-9]+\|(COMPLETED|CANCELLED|FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)\|' |
 		awk -F'|' -v rx="$RELEASABLE" -v lost=" $(lost_by_slurm | tr '\n' ' ') " \
-			'($3 != 0 || $5 ~ rx) && !index(lost, " " $1 " ")' | grep -c .
+			'($2 != "PENDING" || $3 != 0 || $5 ~ rx) && !index(lost, " " $1 " ")' | grep -c .
 }
 end=$(( $(date +%s) + 420 ))
 # one reading decides: whether Slurm lost a job is read afresh each time,

@@ -22,17 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <lauxlib.h>
-#include <lua.h>
-#include <lualib.h>
+#include "../bench/hook_host.h"
 
 static const char *mod_dir, *shim, *good, *bad;
-
-static int log_calls(lua_State *L)
-{
-	(void)L;
-	return 0;
-}
 
 static int job_info_index(lua_State *L)
 {
@@ -57,27 +49,7 @@ static int job_info_index(lua_State *L)
 
 static void setup_state(lua_State *L)
 {
-	char cpath[1024];
-
-	luaL_openlibs(L);
-	lua_getglobal(L, "package");
-	snprintf(cpath, sizeof(cpath), "%s/?.so", mod_dir);
-	lua_pushstring(L, cpath);
-	lua_setfield(L, -2, "cpath");
-	lua_pop(L, 1);
-
-	lua_newtable(L);
-	lua_pushcfunction(L, log_calls);
-	lua_setfield(L, -2, "log");
-	lua_pushcfunction(L, log_calls);
-	lua_setfield(L, -2, "error");
-	lua_pushinteger(L, 0);
-	lua_setfield(L, -2, "SUCCESS");
-	lua_pushinteger(L, -1);
-	lua_setfield(L, -2, "ERROR");
-	lua_pushstring(L, "stress");
-	lua_setfield(L, -2, "CLUSTER_NAME");
-	lua_setglobal(L, "slurm");
+	hh_setup_state(L, mod_dir, "stress");
 }
 
 static void push_job_info(lua_State *L)

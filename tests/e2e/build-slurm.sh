@@ -1,0 +1,50 @@
+#!/bin/sh
+# build-slurm.sh - build Slurm $SLURM_SOURCE from source into the root of
+# lib.sh's profile, against the Lua the profile names (run by setup.sh,
+# once: the root is cached).  The source is the upstream tarball as
+# Debian's mirror keeps it (pool/main/s/slurm-wlm/*.orig.tar.gz; the
+# mirror comes from this machine's apt sources, CBB_DEBIAN_MIRROR
+# overrides it).  Only what the suite runs is installed: the daemons, the
+# client commands and the plugins; no slurmrestd, no accounting database.
+# Fails loudly when burst_buffer/lua is not built or links another Lua.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+[ -n "$SLURM_SOURCE" ] || { log "e2e: profile $PROFILE builds no Slurm"; exit 2; }
+mirror=$(debian_mirror) || exit 1
+tarball=slurm-wlm_$SLURM_SOURCE.orig.tar.gz
+url=${mirror%/}/pool/main/s/slurm-wlm/$tarball
+t0=$(date +%s)
+log "e2e: fetching $url"
+mkdir -p "$R/usr/src"
+curl -fsS --retry 3 -o "$R/usr/src/$tarball" "$url" || {
+	log "e2e: cannot fetch Slurm $SLURM_SOURCE's source from $url"
+	exit 1
+}
+log "e2e: building Slurm $SLURM_SOURCE against Lua $LUA (configure, make -j$(nproc); 10-20 minutes on 2 cores)"
+mount_root
+in_root sh -c "set -e
+	cd /usr/src
+	rm -rf slurm-$SLURM_SOURCE
+	mkdir slurm-$SLURM_SOURCE
+	tar xzf $tarball -C slurm-$SLURM_SOURCE --strip-components=1
+	cd slurm-$SLURM_SOURCE
+	./configure --prefix=/usr --sysconfdir=/etc/slurm --localstatedir=/var \
+		--libdir=/usr/lib/x86_64-linux-gnu --with-munge --disable-debug \
+		--disable-slurmrestd --without-hdf5 --without-rrdtool --without-pmix \
+		--without-ucx --disable-x11 CFLAGS='-O1 -g0 -pipe' >/usr/src/configure.log 2>&1 ||
+		{ tail -30 config.log; exit 1; }
+	make -j$(nproc) >/usr/src/make.log 2>&1 || { tail -40 /usr/src/make.log; exit 1; }
+	make install >/usr/src/install.log 2>&1 || { tail -40 /usr/src/install.log; exit 1; }
+	ldconfig" || { umount_root; log "e2e: building Slurm $SLURM_SOURCE failed"; exit 1; }
+umount_root
+plugin=$R/usr/lib/x86_64-linux-gnu/slurm/burst_buffer_lua.so
+[ -f "$plugin" ] || { log "e2e: Slurm built without burst_buffer/lua (no Lua $LUA found?)"; exit 1; }
+# (run.sh checks which liblua slurmctld really maps once it runs)
+if grep -q "^#define HAVE_LUA 1" "$R/usr/src/slurm-$SLURM_SOURCE/config.h" 2>/dev/null &&
+	grep -q "lua$LUA" "$R/usr/src/slurm-$SLURM_SOURCE/config.log"; then :; else
+	log "e2e: Slurm's configure did not take Lua $LUA"
+	exit 1
+fi
+rm -rf "$R/usr/src/slurm-$SLURM_SOURCE"
+log "e2e: Slurm $SLURM_SOURCE built against Lua $LUA in $(( $(date +%s) - t0 )) s"
