@@ -38,6 +38,7 @@ import stat
 import sys
 import threading
 import time
+import traceback
 import uuid
 from concurrent import futures
 
@@ -105,6 +106,7 @@ class Store:
     def __init__(self, path):
         self.path = path
         self.lock = threading.RLock()
+        self.flush_lock = threading.Lock()  # one writer of the file at a time
         self.t = {}
         self.by_job = {}  # "SLURMJOB:<n>," -> ids: Query's common case, fast
         self.live = set()  # ids not yet archived: what the worker drives
@@ -143,15 +145,16 @@ class Store:
     def flush(self):
         if not self.path:
             return
-        with self.lock:
-            if not self.dirty:
-                return
-            data = json.dumps(self.t)
-            self.dirty = False
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(data)
-        os.replace(tmp, self.path)
+        with self.flush_lock:
+            with self.lock:
+                if not self.dirty:
+                    return
+                data = json.dumps(self.t)
+                self.dirty = False
+            tmp = self.path + ".tmp"
+            with open(tmp, "w") as f:
+                f.write(data)
+            os.replace(tmp, self.path)
 
 
 def run_as(uid, fn):
@@ -605,7 +608,10 @@ class Worker(threading.Thread):
             with self.store.lock:
                 live = [self.store.t[i] for i in self.store.live]
             for t in live:
-                self.step(t, f)
+                try:
+                    self.step(t, f)
+                except Exception:  # noqa: BLE001 - one bad step must not stop the rest
+                    traceback.print_exc()
 
     def fail(self, t, error, message):
         t.update(state=1, error=error, errorMessage=message, active=False, changed=now())
