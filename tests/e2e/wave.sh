@@ -66,7 +66,9 @@ restart_ctld() {
 # record, with no buffer of Slurm's left to drive them, or RUNNING for
 # minutes with nothing on the node (the launch was lost; docs/admin.md).
 lost_by_slurm() {
-	bufs=$(in_root scontrol show burst 2>/dev/null | sed -n 's/.*JobID=\([0-9]*\).*/\1/p')
+	# an array task's buffer is listed as JobID=<array>_<task>(<job id>)
+	bufs=$(in_root scontrol show burst 2>/dev/null |
+		sed -n -e 's/.*JobID=[0-9]*_[0-9]*(\([0-9]*\)).*/\1/p' -e t -e 's/.*JobID=\([0-9]*\).*/\1/p')
 	steps=$(for p in $(root_pids); do tr '\0' ' ' 2>/dev/null < /proc/$p/cmdline; echo; done |
 		sed -n 's/^slurmstepd: \[\([0-9]*\)\.batch\].*/\1/p')
 	in_root squeue -h -t all -u alice -o '%A|%T|%r|%j|%M' 2>/dev/null | grep '|wave-' |
@@ -200,7 +202,16 @@ unfinished() {
 end=$(( $(date +%s) + 420 ))
 # one reading decides: whether Slurm lost a job is read afresh each time,
 # and a transient scontrol failure must not flip the verdict after the loop
-while left=$(unfinished); [ "$left" -gt 0 ] && [ "$(date +%s)" -lt "$end" ]; do
+# and it must say 0 twice, 5 s apart (a job may move between the states
+# a reading looks at while it is taken)
+settled() {
+	left=$(unfinished)
+	[ "$left" = 0 ] || return 1
+	sleep 5
+	left=$(unfinished)
+	[ "$left" = 0 ]
+}
+while ! settled && [ "$(date +%s)" -lt "$end" ]; do
 	sample
 	release_held
 	# a requeued job waits out Slurm's requeue delay unless told not to
