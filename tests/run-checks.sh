@@ -222,7 +222,7 @@ check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) template
 
 # --- end to end on every real Slurm in the matrix (tests/e2e), counted ---
 # --- check by check; each Slurm's root is built once and cached ---------
-# CBB_E2E_MATRIX chooses the Slurms (default: 24.11 26.05).
+# CBB_E2E_MATRIX chooses the Slurms (default: 24.11 26.05 24.11-lua5.4).
 e2e_one() { # e2e_one SLURM
 	elog=$scratch/e2e-$1.log
 	t0=$(date +%s)
@@ -249,7 +249,7 @@ elif [ "$(id -u)" -ne 0 ]; then
 	skip=$((skip + 1))
 	echo "ok $n - end-to-end suite # SKIP needs root (chroot, mounts)"
 else
-	for slurm in ${CBB_E2E_MATRIX:-24.11 26.05}; do
+	for slurm in ${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4}; do
 		e2e_one "$slurm"
 	done
 fi

@@ -6,6 +6,7 @@
 # mirror comes from this machine's apt sources, CBB_DEBIAN_MIRROR
 # overrides it).  Only what the suite runs is installed: the daemons, the
 # client commands and the plugins; no slurmrestd, no accounting database.
+# burst_buffer/lua needs a JSON parser: json-c (setup.sh installs it).
 # Fails loudly when burst_buffer/lua is not built or links another Lua.
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -32,7 +33,7 @@ in_root sh -c "set -e
 	./configure --prefix=/usr --sysconfdir=/etc/slurm --localstatedir=/var \
 		--libdir=/usr/lib/x86_64-linux-gnu --with-munge --disable-debug \
 		--disable-slurmrestd --without-hdf5 --without-rrdtool --without-pmix \
-		--without-ucx --disable-x11 CFLAGS='-O1 -g0 -pipe' >/usr/src/configure.log 2>&1 ||
+		--without-ucx --disable-x11 --disable-static CFLAGS='-O1 -g0 -pipe' >/usr/src/configure.log 2>&1 ||
 		{ tail -30 config.log; exit 1; }
 	make -j$(nproc) >/usr/src/make.log 2>&1 || { tail -40 /usr/src/make.log; exit 1; }
 	make install >/usr/src/install.log 2>&1 || { tail -40 /usr/src/install.log; exit 1; }

@@ -19,7 +19,7 @@ python3-grpcio python3-protobuf openssl procps"
 PKGS=$(echo "$PKGS" | sed 's/liblua5\.1-dev/liblua5.1-0-dev/')
 # a Slurm built from source: its build needs instead of its packages
 [ -z "$SLURM_SOURCE" ] ||
-	PKGS=$(echo "$PKGS" | sed 's/slurmctld slurmd slurm-client/libmunge-dev python3 perl/')
+	PKGS=$(echo "$PKGS" | sed 's/slurmctld slurmd slurm-client/libmunge-dev libjson-c-dev python3 perl/')
 
 if [ ! -f "$R/.conduit-bb-root" ]; then
 	if [ -d "$R" ]; then
