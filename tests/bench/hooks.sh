@@ -17,6 +17,10 @@ chmod -R a+rwX "$dir/work"
 sh tests/conduit/server-ctl.sh start "$dir/server" >/dev/null
 echo '{"step_ms": 5}' > "$dir/server/faults.json"
 pki=$dir/server/pki
+# what squeue says of a staging job (pending): the polls ask it now and
+# then; a real squeue with no slurmctld to answer would time out instead
+printf '#!/bin/sh\necho "$5 $5 N/A PENDING"\n' > "$dir/squeue"
+chmod 0755 "$dir/squeue"
 cat > "$dir/conduit_bb.conf" <<CONF
 ConduitServer=127.0.0.1:$(cat "$dir/server/port")
 ServerName=localhost
@@ -25,6 +29,7 @@ ClientCert=$pki/service.crt
 ClientKey=$pki/service.key
 MaxDirectives=1000
 StateDir=$dir/state
+Squeue=$dir/squeue
 CONF
 curl_v=$(pkg-config --modversion libcurl 2>/dev/null || echo "?")
 ssl_v=$(openssl version 2>/dev/null | awk '{ print $2 }')
