@@ -164,9 +164,7 @@ static int not_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
 static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
 			 const char *path, cbb_err_t *err)
 {
-	const cbb_prefixes_t *p = &cfg->allow[st][dst];
-
-	if (p->n == 0 || allowed(p, path))
+	if (allowed(&cfg->allow[st][dst], path)) /* an empty list allows all */
 		return 0;
 	return not_allowed(cfg, st, dst, path, err);
 }
