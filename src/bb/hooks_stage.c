@@ -217,14 +217,17 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 	cbb_job_facts_t f;
 	cbb_err_t abort_err;
 	char sq[4200];
+	time_t asked_at;
 
 	if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster, j->job_id,
 				 CBB_ASK_EVERY_S))
 		return 0;
+	asked_at = time(NULL);
 	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)), j->job_id,
 		      CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		return 0;
+	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
 	cbb_err_clear(&abort_err);
 	if (j->array_job_id)
 		j->abort_shared = !cbb_array_others_wait(c, j->array_job_id, j->job_id);
@@ -338,7 +341,8 @@ static int l_nothing_to_do(lua_State *L)
  * completed, in stage-out) or gone.  When Slurm cannot say, nothing is
  * aborted and the teardown fails, so that Slurm tries again.  The job's
  * StateDir files go once it is over, whether or not the Conduit server
- * answers.
+ * answers, and a mark stays that stops a stage hook Slurm still runs for
+ * the job after this teardown (statefile.h, cbb_over_mark).
  */
 static int l_job_teardown(lua_State *L)
 {
@@ -350,6 +354,7 @@ static int l_job_teardown(lua_State *L)
 	cbb_job_ctx_t j;
 	cbb_err_t err;
 	char msg[256], sq[4200];
+	time_t asked_at;
 	int rc = 0;
 
 	cbb_err_clear(&err);
@@ -373,6 +378,7 @@ static int l_job_teardown(lua_State *L)
 		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
 		return cbb_bbcall_finish(L, c, 0, NULL);
 	}
+	asked_at = time(NULL);
 	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
 		      (uint32_t)job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls == CBB_JOB_UNKNOWN) {
@@ -387,6 +393,8 @@ static int l_job_teardown(lua_State *L)
 	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
 	if (f.cls == CBB_JOB_ALIVE)
 		return cbb_bbcall_finish(L, c, 0, NULL);
+	/* before anything is aborted: a stage hook still to come starts nothing */
+	cbb_over_mark(&c->base.cfg, c->base.cluster, (uint32_t)job_id, asked_at);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
 		cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);

@@ -241,6 +241,48 @@ static void failed_transfer(cbb_err_t *err, cbb_stage_t stage,
 }
 
 /*
+ * Whether a hurried teardown found this attempt over (statefile.h,
+ * cbb_over_mark): Slurm can still run a stage hook after it.
+ */
+static bool attempt_over(const cbb_job_ctx_t *j)
+{
+	return cbb_over_for(j->cfg, j->cluster, j->job_id, j->submit);
+}
+
+/*
+ * The teardown came while start_views worked: stop what this call
+ * started for the job alone, by id (Query may not show it yet), and
+ * forget the job's records.  An array's shared stage-in serves the other
+ * tasks: one started stays; one not sent is marked refused, so that they
+ * start it at once instead of waiting for it to show up.
+ */
+static void undo_starts(cbb_job_ctx_t *j, dview_t **which, cbb_start_t *req,
+			size_t k, bool sent)
+{
+	cbb_stop_t *stop = calloc(k ? k : 1, sizeof(*stop));
+	size_t i, n = 0;
+
+	for (i = 0; i < k; i++) {
+		if (which[i]->shared) {
+			if (!sent)
+				add_record(j, CBB_KEY_SHARED, 0, which[i]->d->index,
+					   CBB_REC_REFUSED, NULL);
+		} else if (sent && req[i].ok && stop) {
+			stop[n].id = req[i].id;
+			stop[n].user = j->user;
+			n++;
+		}
+	}
+	if (n)
+		(void)cbb_conduit_stop(j->g, stop, n);
+	free(stop);
+	cbb_state_forget(j->cfg, j->cluster, j->job_id);
+	cbb_stage_log(j, 1, "job %u: the job is over and its buffer was torn "
+		      "down meanwhile: %zu transfer(s) stopped, none left "
+		      "running", j->job_id, n);
+}
+
+/*
  * Start the views marked V_START (and, when `retry_failed`, V_FAILED),
  * all at once.  Records each outcome; an unsure one is never repeated
  * here (the polls decide once StartVisibleGrace has passed).  Returns
@@ -281,6 +323,10 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 		add_record(j, which[i]->shared ? CBB_KEY_SHARED : type,
 			   which[i]->shared ? 0 : a, which[i]->d->index,
 			   CBB_REC_UNSURE, NULL);
+	if (k && attempt_over(j)) {
+		undo_starts(j, which, req, k, false);
+		k = 0;
+	}
 	if (k)
 		cbb_conduit_start(j->g, req, k, false);
 	for (i = 0; i < k; i++) {
@@ -305,6 +351,10 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 				rc = cbb_err(err, "line %u: %s",
 					     which[i]->d->line, req[i].message);
 		}
+	}
+	if (started && attempt_over(j)) {
+		undo_starts(j, which, req, k, true);
+		started = 0;
 	}
 	free(req);
 	free(which);
@@ -403,6 +453,12 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 
 	if (want == 0)
 		return 0;
+	if (attempt_over(j)) {
+		cbb_stage_log(j, 1, "job %u: %s: the job is over and its buffer "
+			      "torn down; nothing started", j->job_id,
+			      stage_word(stage));
+		return 0;
+	}
 	if (!cbb_shared_lock_for(j, plan, stage, &lock)) {
 		cbb_stage_log(j, 1, "job %u: %s: another task of array %u is starting "
 		      "the shared transfers; the polls go on from there",

@@ -287,6 +287,44 @@ static int recs_load(const cbb_config_t *cfg, const char *cluster,
 	return 0;
 }
 
+void cbb_over_mark(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t job_id, time_t asked_at)
+{
+	char buf[32];
+	int fd, n;
+
+	fd = state_open(cfg, cluster, job_id, "over",
+			O_WRONLY | O_CREAT | O_TRUNC, NULL);
+	if (fd < 0)
+		return;
+	n = snprintf(buf, sizeof(buf), "%lld\n", (long long)asked_at);
+	if (write(fd, buf, (size_t)n) != n)
+		(void)ftruncate(fd, 0); /* an empty mark covers nothing */
+	close(fd);
+}
+
+bool cbb_over_for(const cbb_config_t *cfg, const char *cluster,
+		  uint32_t job_id, int64_t submit)
+{
+	char buf[32], *end;
+	long long t;
+	ssize_t n;
+	int fd;
+
+	if (submit <= 0)
+		return false;
+	fd = state_open(cfg, cluster, job_id, "over", O_RDONLY, NULL);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	t = strtoll(buf, &end, 10);
+	return end != buf && *end == '\n' && submit < t;
+}
+
 int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
 		  uint32_t job_id, uint32_t restart, int64_t submit,
 		  cbb_recs_t *out, cbb_err_t *err)
@@ -417,14 +455,22 @@ void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
 	state_unlink(cfg, cluster, array_job_id, "shared-lock");
 }
 
+static bool has_suffix(const char *name, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n > k && !memcmp(name + n - k, suffix, k);
+}
+
 /*
- * Remove *.skipped and *.shared files older than CBB_SKIPPED_KEEP_S.
+ * Remove *.skipped and *.shared files older than CBB_SKIPPED_KEEP_S, and
+ * *.over marks older than CBB_OVER_KEEP_S.
  * They outlive a job's teardown on purpose (bbstat shows skipped
  * stage-outs after the job ends; an array's shared stage-ins serve tasks
  * that are still to come), so each teardown sweeps the old ones: one readdir of a
  * directory that holds only a few small files per recent job.
  */
-static void sweep_skipped(const cbb_config_t *cfg)
+static void sweep_old(const cbb_config_t *cfg)
 {
 	cbb_err_t ignored;
 	struct dirent *e;
@@ -447,11 +493,17 @@ static void sweep_skipped(const cbb_config_t *cfg)
 	}
 	while ((e = readdir(d))) {
 		size_t n = strlen(e->d_name);
+		time_t keep;
 
-		if (((n > 8 && !strcmp(e->d_name + n - 8, ".skipped")) ||
-		     (n > 7 && !strcmp(e->d_name + n - 7, ".shared"))) &&
-		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_mtime + CBB_SKIPPED_KEEP_S < now)
+		if (has_suffix(e->d_name, n, ".skipped") ||
+		    has_suffix(e->d_name, n, ".shared"))
+			keep = CBB_SKIPPED_KEEP_S;
+		else if (has_suffix(e->d_name, n, ".over"))
+			keep = CBB_OVER_KEEP_S;
+		else
+			continue;
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_mtime + keep < now)
 			(void)unlinkat(dfd, e->d_name, 0);
 	}
 	closedir(d);
@@ -464,5 +516,5 @@ void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
 	state_unlink(cfg, cluster, job_id, "down");
 	state_unlink(cfg, cluster, job_id, "started");
 	state_unlink(cfg, cluster, job_id, "asked");
-	sweep_skipped(cfg);
+	sweep_old(cfg);
 }

@@ -10,6 +10,9 @@
  *                            teardown for bbstat, swept after 7 days
  *   <cluster>.<array>.shared an array's shared stage-ins and the tasks
  *                            that joined them (and a .shared-lock file)
+ *   <cluster>.<job>.over     the job was over when a hurried teardown ran:
+ *                            a stage hook that Slurm still starts after
+ *                            it starts nothing; swept after a day
  *
  * StateDir must be a real directory (not a symlink) owned by root or by
  * the user the hooks run as (SlurmUser), writable by nobody else; every
@@ -122,6 +125,23 @@ void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
  */
 bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 		 uint32_t job_id, unsigned every_s);
+
+/*
+ * A hurried teardown found the job over (cancelled, or scancel --hurry in
+ * stage-out).  Slurm's stage thread does not look at the job between its
+ * steps, so a data_in (or a data_out already running) can still come
+ * after the teardown: it must start nothing and leave no record.
+ * cbb_over_mark writes `asked_at` (taken before Slurm was asked, so it is
+ * no later than the moment the job was seen over); cbb_over_for says
+ * whether the mark covers the attempt submitted at `submit`: only an
+ * attempt submitted before that second.  A requeued attempt (Slurm gives
+ * it a new submit time) or a new job that reuses the id is never covered.
+ */
+void cbb_over_mark(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t job_id, time_t asked_at);
+bool cbb_over_for(const cbb_config_t *cfg, const char *cluster,
+		  uint32_t job_id, int64_t submit);
+#define CBB_OVER_KEEP_S 86400
 
 /*
  * Forget the started/down/asked files of a job that is over (its
