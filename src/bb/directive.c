@@ -28,8 +28,8 @@ const char *cbb_when_name(cbb_when_t w)
 
 void cbb_plan_free(cbb_plan_t *plan)
 {
-	free(plan->v);
-	cbb_arena_free(&plan->arena); /* every path and source list */
+	/* the directives, every path and source list */
+	cbb_arena_free(&plan->arena);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -42,6 +42,9 @@ typedef struct {
 	cbb_arena_t *arena;
 	cbb_buf_t exp;
 	cbb_words_t words;
+	const char *wd;  /* the job's working directory (NULL: unknown) */
+	size_t wd_len;
+	bool ascii;      /* the line being parsed is all ASCII */
 } parse_ctx_t;
 
 /* Conduit CLI flags users copy from its docs, with why each is refused. */
@@ -164,32 +167,38 @@ static int not_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
 static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
 			 const char *path, cbb_err_t *err)
 {
-	if (allowed(&cfg->allow[st][dst], path)) /* an empty list allows all */
+	const cbb_prefixes_t *p = &cfg->allow[st][dst];
+
+	if (p->n == 0 || allowed(p, path)) /* an empty list allows all */
 		return 0;
 	return not_allowed(cfg, st, dst, path, err);
 }
 
-static char *resolve(parse_ctx_t *c, const char *w, bool keep_slash,
-		     size_t *len, cbb_err_t *err)
+/*
+ * Word w (wl bytes) as a clean absolute path, straight into the plan's
+ * arena (cleaning never makes a path longer than it was joined).  A word
+ * of an all-ASCII line is valid UTF-8 without looking (the splitter has
+ * already refused control bytes).
+ */
+static char *resolve(parse_ctx_t *c, const char *w, size_t wl,
+		     bool keep_slash, size_t *len, cbb_err_t *err)
 {
-	const cbb_job_t *job = c->o->job;
-	char shown[120], buf[CBB_PATH_MAX], *p;
-	size_t wl = strlen(w), n;
+	char shown[120], *p;
+	size_t cap = w[0] == '/' ? wl + 1 : c->wd_len + wl + 2, n;
 
-	if (!cbb_utf8_valid(w, wl))
+	if (!c->ascii && !cbb_utf8_valid(w, wl))
 		return cbb_err(err, "path '%s' is not valid UTF-8",
 			       cbb_show(shown, sizeof(shown), w, wl)),
 		       NULL;
-	n = cbb_path_resolve_to(job ? job->work_dir : NULL, w, keep_slash,
-				buf, err);
+	p = cbb_arena_alloc(c->arena, cap < CBB_PATH_MAX ? cap : CBB_PATH_MAX);
+	if (!p)
+		return cbb_err(err, "out of memory"), NULL;
+	n = cbb_path_resolve_to(c->wd, c->wd_len, w, wl, keep_slash, p, err);
 	if (!n) {
 		cbb_err_prefix(err, "'%s'", cbb_show(shown, sizeof(shown), w,
 						     wl));
 		return NULL;
 	}
-	p = cbb_arena_strndup(c->arena, buf, n);
-	if (!p)
-		cbb_err(err, "out of memory");
 	*len = n;
 	return p;
 }
@@ -204,7 +213,7 @@ static int parse_words(parse_ctx_t *c, const cbb_words_t *w,
 	bool end_of_options = false;
 
 	/* --when= may also stand before the command, as users write it */
-	for (; i < w->n && !strncmp(w->v[i], "--when", 6) &&
+	for (; i < w->n && w->v[i][0] == '-' && !strncmp(w->v[i], "--when", 6) &&
 	       (w->v[i][6] == '\0' || w->v[i][6] == '='); i++)
 		if (check_option(w->v[i], d, err) < 0)
 			return -1;
@@ -246,13 +255,15 @@ static int parse_words(parse_ctx_t *c, const cbb_words_t *w,
 		return cbb_err(err, "out of memory");
 	d->nsources = w->n - first - 1;
 	memset(d->sources, 0, d->nsources * sizeof(char *));
-	d->destination = resolve(c, w->v[w->n - 1], true, &dlen, err);
+	d->destination = resolve(c, w->v[w->n - 1], w->len[w->n - 1], true,
+				 &dlen, err);
 	if (!d->destination)
 		return -1;
 	for (k = 0; k < d->nsources; k++) {
 		const char *s;
 
-		d->sources[k] = resolve(c, w->v[first + k], false, &slen, err);
+		d->sources[k] = resolve(c, w->v[first + k], w->len[first + k],
+					false, &slen, err);
 		if (!d->sources[k])
 			return -1;
 		s = d->sources[k];
@@ -332,6 +343,7 @@ static int parse_body(parse_ctx_t *c, const char *text, size_t len,
 	}
 	if (cbb_words_resplit(text, len, &c->words, err) < 0)
 		return -1;
+	c->ascii = cbb_ascii(text, len);
 	return parse_words(c, &c->words, d, err);
 }
 
@@ -385,6 +397,8 @@ int cbb_parse_script(const char *text, size_t len,
 	memset(plan, 0, sizeof(*plan));
 	c.o = opts;
 	c.arena = &plan->arena;
+	c.wd = opts->job ? opts->job->work_dir : NULL;
+	c.wd_len = c.wd ? strlen(c.wd) : 0;
 	cbb_buf_init(&c.exp, CBB_LINE_MAX);
 	memset(&c.words, 0, sizeof(c.words));
 	if (cbb_script_scan(text, len, opts->cfg->directive,
@@ -396,7 +410,10 @@ int cbb_parse_script(const char *text, size_t len,
 	plan->nlate = sc.nlate;
 	memcpy(plan->late, sc.late, sizeof(sc.late));
 	if (sc.count) {
-		plan->v = calloc(sc.count, sizeof(*plan->v));
+		plan->v = cbb_arena_alloc(&plan->arena,
+					  sc.count * sizeof(*plan->v));
+		if (plan->v)
+			memset(plan->v, 0, sc.count * sizeof(*plan->v));
 		if (!plan->v) {
 			cbb_script_free(&sc);
 			return cbb_err(err, "out of memory");

@@ -57,7 +57,7 @@ typedef struct {
 	unsigned slurm_words_line;    /* first line with capacity=/pool= */
 	bool has_percent;             /* Slurm will rewrite the script */
 	unsigned n_errors;            /* bad directives found */
-	cbb_arena_t arena;            /* the directives' paths and lists */
+	cbb_arena_t arena;            /* v, and the directives' paths and lists */
 } cbb_plan_t;
 
 typedef struct {

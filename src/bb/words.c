@@ -72,10 +72,11 @@ static int reject_unquoted(char c, cbb_err_t *err)
 }
 
 /*
- * The words and their text share one allocation: n pointers, then the
- * bytes.  A word takes at least one byte of input and words are
- * separated by blanks, so len / 2 + 1 pointers and len + 1 bytes (the
- * text never grows: quotes and escapes only drop bytes) always suffice.
+ * The words, their lengths and their text share one allocation: n
+ * pointers, n lengths, then the bytes.  A word takes at least one byte
+ * of input and words are separated by blanks, so len / 2 + 1 of each and
+ * len + 1 bytes (the text never grows: quotes and escapes only drop
+ * bytes) always suffice.
  */
 int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
 		      cbb_err_t *err)
@@ -87,7 +88,7 @@ int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
 
 	if (maxw > CBB_WORDS_MAX + 1)
 		maxw = CBB_WORDS_MAX + 1;
-	need = maxw * sizeof(char *) + len + 1;
+	need = maxw * (sizeof(char *) + sizeof(size_t)) + len + 1;
 	out->n = 0;
 	if (!out->v || out->size < need) {
 		free(out->v);
@@ -97,7 +98,8 @@ int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
 			return cbb_err(err, "out of memory");
 		out->size = need;
 	}
-	text = (char *)(out->v + maxw);
+	out->len = (size_t *)(out->v + maxw);
+	text = (char *)(out->len + maxw);
 
 	while (i < len) {
 		int k = cls[c = (unsigned char)s[i]];
@@ -111,6 +113,7 @@ int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
 						CBB_WORDS_MAX);
 					goto fail;
 				}
+				out->len[out->n] = (size_t)(text + o - out->v[out->n]);
 				text[o++] = '\0';
 				out->n++;
 			}
@@ -132,6 +135,13 @@ int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
 		if (k == PLAIN) {
 			size_t e = i + 1;
 
+			/* PLAIN is 0: four bytes at a time while all are */
+			while (e + 4 <= len &&
+			       !(cls[(unsigned char)s[e]] |
+				 cls[(unsigned char)s[e + 1]] |
+				 cls[(unsigned char)s[e + 2]] |
+				 cls[(unsigned char)s[e + 3]]))
+				e += 4;
 			while (e < len && cls[(unsigned char)s[e]] == PLAIN)
 				e++;
 			memcpy(text + o, s + i, e - i);
@@ -201,6 +211,7 @@ int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
 			cbb_err(err, "more than %d words", CBB_WORDS_MAX);
 			goto fail;
 		}
+		out->len[out->n] = (size_t)(text + o - out->v[out->n]);
 		text[o] = '\0';
 		out->n++;
 	}
@@ -216,14 +227,16 @@ int cbb_words_split(const char *s, size_t len, cbb_words_t *out,
 		    cbb_err_t *err)
 {
 	out->v = NULL;
+	out->len = NULL;
 	out->size = 0;
 	return cbb_words_resplit(s, len, out, err);
 }
 
 void cbb_words_free(cbb_words_t *w)
 {
-	free(w->v); /* the words live in the same block */
+	free(w->v); /* the lengths and words live in the same block */
 	w->v = NULL;
+	w->len = NULL;
 	w->n = 0;
 	w->size = 0;
 }

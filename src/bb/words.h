@@ -23,7 +23,8 @@
 #define CBB_WORDS_MAX 1024
 
 typedef struct {
-	char **v;    /* n words; they and their text are one allocation */
+	char **v;    /* n words; they, len and their text are one allocation */
+	size_t *len; /* each word's length (strlen) */
 	size_t n;
 	size_t size; /* bytes allocated */
 } cbb_words_t;

@@ -64,15 +64,32 @@ int cbb_buf_addc(cbb_buf_t *b, char c)
 	return cbb_buf_add(b, &c, 1);
 }
 
+/* "00" to "99": two digits per division (job ids have seven or more) */
+static const char two_digits[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"6869707172737475767778798081828384858687888990919293949596979899";
+
 int cbb_buf_addu(cbb_buf_t *b, unsigned long v)
 {
 	char d[24];
 	size_t i = sizeof(d);
 
-	do {
-		d[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		const char *t = two_digits + 2 * (v % 100);
+
+		v /= 100;
+		i -= 2;
+		d[i] = t[0];
+		d[i + 1] = t[1];
+	}
+	if (v >= 10) {
+		i -= 2;
+		d[i] = two_digits[2 * v];
+		d[i + 1] = two_digits[2 * v + 1];
+	} else {
+		d[--i] = (char)('0' + v);
+	}
 	return cbb_buf_add(b, d + i, sizeof(d) - i);
 }
 

@@ -29,27 +29,36 @@ static uint64_t load8(const char *s)
  * "//" and no "/." anywhere.  Eight pairs at a time: the bytes at i.. that
  * are '/' against the bytes at i+1.. that are '/' or '.'.
  */
+static bool dirty8(const char *s)
+{
+	uint64_t x = load8(s), y = load8(s + 1);
+
+	return (zero_bytes(x ^ (ONES * '/')) &
+		(zero_bytes(y ^ (ONES * '/')) | zero_bytes(y ^ (ONES * '.')))) != 0;
+}
+
 static bool clean(const char *s, size_t n)
 {
 	size_t i = 0;
 
-	for (; i + 9 <= n; i += 8) {
-		uint64_t x = load8(s + i), y = load8(s + i + 1);
-
-		if (zero_bytes(x ^ (ONES * '/')) &
-		    (zero_bytes(y ^ (ONES * '/')) | zero_bytes(y ^ (ONES * '.'))))
-			return false;
+	if (n < 9) {
+		for (; i + 1 < n; i++)
+			if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '.'))
+				return false;
+		return true;
 	}
-	for (; i + 1 < n; i++)
-		if (s[i] == '/' && (s[i + 1] == '/' || s[i + 1] == '.'))
+	for (; i + 9 <= n; i += 8)
+		if (dirty8(s + i))
 			return false;
-	return true;
+	/* the last pairs: one window ending at the end, overlapping */
+	return i + 1 >= n || !dirty8(s + n - 9);
 }
 
-size_t cbb_path_resolve_to(const char *base, const char *p, bool keep_slash,
-			   char *out, cbb_err_t *err)
+size_t cbb_path_resolve_to(const char *base, size_t base_len, const char *p,
+			   size_t plen, bool keep_slash, char *out,
+			   cbb_err_t *err)
 {
-	size_t plen = strlen(p), blen = 0, o = 0, i = 0, n;
+	size_t blen = 0, o = 0, i = 0, n;
 	bool slash = keep_slash && plen > 0 && p[plen - 1] == '/';
 	char src[CBB_PATH_MAX * 2], dst[CBB_PATH_MAX * 2 + 1];
 
@@ -60,7 +69,7 @@ size_t cbb_path_resolve_to(const char *base, const char *p, bool keep_slash,
 			return cbb_err(err, "relative path needs the job's "
 				       "working directory, which is not "
 				       "known"), 0;
-		blen = strlen(base);
+		blen = base_len;
 	}
 	if (blen + plen + 2 > CBB_PATH_MAX * 2)
 		return cbb_err(err, "path longer than %d bytes",
@@ -83,9 +92,11 @@ size_t cbb_path_resolve_to(const char *base, const char *p, bool keep_slash,
 	if (blen) {
 		memcpy(src, base, blen);
 		src[blen] = '/';
-		memcpy(src + blen + 1, p, plen + 1);
+		memcpy(src + blen + 1, p, plen);
+		src[blen + 1 + plen] = '\0';
 	} else {
-		memcpy(src, p, plen + 1);
+		memcpy(src, p, plen);
+		src[plen] = '\0';
 	}
 
 	/* src is absolute; copy component by component into dst ("a/.."
@@ -128,7 +139,8 @@ char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
 		       cbb_err_t *err)
 {
 	char buf[CBB_PATH_MAX], *r;
-	size_t n = cbb_path_resolve_to(base, p, keep_slash, buf, err);
+	size_t n = cbb_path_resolve_to(base, base ? strlen(base) : 0, p,
+				       strlen(p), keep_slash, buf, err);
 
 	if (!n)
 		return NULL;

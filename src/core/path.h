@@ -20,9 +20,16 @@
  */
 char *cbb_path_resolve(const char *base, const char *p, bool keep_slash,
 		       cbb_err_t *err);
-/* The same into `out` (CBB_PATH_MAX bytes): its length, or 0 with `err`. */
-size_t cbb_path_resolve_to(const char *base, const char *p, bool keep_slash,
-			   char *out, cbb_err_t *err);
+/*
+ * The same with the lengths known (`p` needs no NUL), into `out`: the
+ * result's length, or 0 with `err`.  The result is never longer than
+ * base, '/' and p joined, nor than CBB_PATH_MAX - 1: `out` needs the
+ * smaller of base_len + plen + 2 bytes (plen + 1 when p is absolute)
+ * and CBB_PATH_MAX.
+ */
+size_t cbb_path_resolve_to(const char *base, size_t base_len, const char *p,
+			   size_t plen, bool keep_slash, char *out,
+			   cbb_err_t *err);
 
 /* True when `path` is `prefix` or lies below it (component-wise). */
 bool cbb_path_within(const char *path, const char *prefix);

@@ -74,6 +74,24 @@ bool cbb_utf8_valid(const char *s, size_t len)
 	return true;
 }
 
+bool cbb_ascii(const char *s, size_t n)
+{
+	uint64_t acc = 0;
+	size_t i = 0;
+
+	if (n < 8) {
+		for (; i < n; i++)
+			acc |= (unsigned char)s[i];
+		return !(acc & 0x80);
+	}
+	for (; n - i > 32; i += 32)
+		acc |= load8(s + i) | load8(s + i + 8) | load8(s + i + 16) |
+		       load8(s + i + 24);
+	for (; n - i > 8; i += 8)
+		acc |= load8(s + i);
+	return !((acc | load8(s + n - 8)) & HIGH); /* the last 8, overlapping */
+}
+
 /*
  * Whether any of n bytes is a control byte (below 0x20, or 0x7f).  Eight
  * at a time: (x - 0x20..) & ~x & 0x80.. marks bytes below 0x20 (bytes

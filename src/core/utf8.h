@@ -10,6 +10,9 @@ size_t cbb_utf8_seq(const char *s, size_t len);
 
 bool cbb_utf8_valid(const char *s, size_t len);
 
+/* Whether all n bytes at s are ASCII (below 0x80): then valid UTF-8. */
+bool cbb_ascii(const char *s, size_t n);
+
 /* Whether any of the n bytes at s is a control byte (< 0x20 or 0x7f). */
 bool cbb_has_control(const char *s, size_t n);
 

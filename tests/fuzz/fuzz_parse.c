@@ -70,8 +70,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2: {
 		cbb_words_t w;
 
-		if (cbb_words_split(text, size, &w, &err) == 0)
+		size_t k;
+
+		if (cbb_words_split(text, size, &w, &err) == 0) {
+			for (k = 0; k < w.n; k++)
+				if (w.len[k] != strlen(w.v[k]))
+					__builtin_trap(); /* lengths are exact */
 			cbb_words_free(&w);
+		}
 		break;
 	}
 	default:

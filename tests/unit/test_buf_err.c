@@ -33,6 +33,14 @@ static void test_buf(void **state)
 	assert_int_equal(cbb_buf_addu(&b, 4294967295UL), 0);
 	assert_string_equal(b.data, "0 4294967295");
 	cbb_buf_reset(&b);
+	for (i = 0; i < 6; i++) {
+		static const unsigned long v[] = { 7, 10, 99, 100, 12345, 1000001 };
+
+		assert_int_equal(cbb_buf_addu(&b, v[i]), 0);
+		assert_int_equal(cbb_buf_addc(&b, ' '), 0);
+	}
+	assert_string_equal(b.data, "7 10 99 100 12345 1000001 ");
+	cbb_buf_reset(&b);
 	assert_string_equal(b.data, "");
 	cbb_buf_free(&b);
 	s = cbb_buf_steal(&b); /* empty buffers steal as "" */

@@ -65,6 +65,10 @@ static void test_table(void **state)
 			if (k)
 				strcat(joined, "|");
 			strcat(joined, w.v[k]);
+			if (w.len[k] != strlen(w.v[k]))
+				fail_msg("case %zu <%s>: word %zu has length "
+					 "%zu, recorded %zu", i, cases[i].in, k,
+					 strlen(w.v[k]), w.len[k]);
 		}
 		if (strcmp(joined, cases[i].out))
 			fail_msg("case %zu <%s>: want <%s>, got <%s>", i,
