@@ -61,31 +61,78 @@ typedef struct {
 	char comment[CBB_KEY_MAX];
 } dview_t;
 
+static void make_record(const cbb_job_ctx_t *j, cbb_rec_t *r,
+			cbb_key_type_t type, uint32_t attempt, uint32_t index,
+			char kind, const char *id)
+{
+	memset(r, 0, sizeof(*r));
+	r->restart = j->restart;
+	r->submit = j->submit;
+	r->type = (int)type;
+	r->attempt = attempt;
+	r->index = index;
+	r->made = (int64_t)time(NULL);
+	r->kind = kind;
+	snprintf(r->id, sizeof(r->id), "%s", id && id[0] ? id : "-");
+}
+
+/* an array's shared stage-ins are recorded for the whole array */
+static bool for_array(cbb_key_type_t type, char kind)
+{
+	return type == CBB_KEY_SHARED && kind != CBB_REC_JOINED;
+}
+
+static void write_records(cbb_job_ctx_t *j, const cbb_rec_t *r, size_t n,
+			  bool array)
+{
+	cbb_err_t e;
+	int rc;
+
+	if (n == 0)
+		return;
+	cbb_err_clear(&e);
+	rc = array ? cbb_shared_add(j->cfg, j->cluster, j->array_job_id, r, n, &e)
+		   : cbb_recs_add(j->cfg, j->cluster, j->job_id, r, n, &e);
+	if (rc < 0)
+		cbb_stage_log(j, -1, "job %u: %s", j->job_id, e.msg);
+}
+
 static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
 		       uint32_t attempt, uint32_t index, char kind,
 		       const char *id)
 {
 	cbb_rec_t r;
-	cbb_err_t e;
-	int rc;
 
-	memset(&r, 0, sizeof(r));
-	r.restart = j->restart;
-	r.submit = j->submit;
-	r.type = (int)type;
-	r.attempt = attempt;
-	r.index = index;
-	r.made = (int64_t)time(NULL);
-	r.kind = kind;
-	snprintf(r.id, sizeof(r.id), "%s", id && id[0] ? id : "-");
-	cbb_err_clear(&e);
-	/* an array's shared stage-ins are recorded for the whole array */
-	if (type == CBB_KEY_SHARED && kind != CBB_REC_JOINED)
-		rc = cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, &e);
+	make_record(j, &r, type, attempt, index, kind, id);
+	write_records(j, &r, 1, for_array(type, kind));
+}
+
+/*
+ * The records of one batch of starts, each file written once: a data_in
+ * of N directives opens the job's record file twice, not 2N times.
+ */
+typedef struct {
+	cbb_rec_t *own, *array;
+	size_t n_own, n_array;
+} batch_t;
+
+static void batch_add(const cbb_job_ctx_t *j, batch_t *b,
+		      cbb_key_type_t type, uint32_t attempt, uint32_t index,
+		      char kind, const char *id)
+{
+	if (for_array(type, kind))
+		make_record(j, &b->array[b->n_array++], type, attempt, index,
+			    kind, id);
 	else
-		rc = cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
-	if (rc < 0)
-		cbb_stage_log(j, -1, "job %u: %s", j->job_id, e.msg);
+		make_record(j, &b->own[b->n_own++], type, attempt, index,
+			    kind, id);
+}
+
+static void batch_write(cbb_job_ctx_t *j, batch_t *b)
+{
+	write_records(j, b->own, b->n_own, false);
+	write_records(j, b->array, b->n_array, true);
+	b->n_own = b->n_array = 0;
 }
 
 /* Decide what each directive of `stage` needs (views has plan->n room). */
@@ -296,17 +343,21 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 	uint32_t a = cbb_attempt(j, stage);
 	cbb_start_t *req;
 	dview_t **which;
+	batch_t b = { NULL, NULL, 0, 0 };
 	size_t i, k = 0;
 	long started = 0;
 	int rc = 0;
 
 	req = calloc(n ? n : 1, sizeof(*req));
 	which = calloc(n ? n : 1, sizeof(*which));
-	if (!req || !which) {
+	b.own = calloc(2 * (n ? n : 1), sizeof(*b.own));
+	if (!req || !which || !b.own) {
 		free(req);
 		free(which);
+		free(b.own);
 		return cbb_err(err, "conduit: out of memory");
 	}
+	b.array = b.own + (n ? n : 1);
 	for (i = 0; i < n; i++)
 		if (views[i].v == V_START ||
 		    (retry_failed && views[i].v == V_FAILED)) {
@@ -320,9 +371,10 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 	 * nothing remembers and the next poll repeats (a second mv).
 	 */
 	for (i = 0; i < k; i++)
-		add_record(j, which[i]->shared ? CBB_KEY_SHARED : type,
-			   which[i]->shared ? 0 : a, which[i]->d->index,
-			   CBB_REC_UNSURE, NULL);
+		batch_add(j, &b, which[i]->shared ? CBB_KEY_SHARED : type,
+			  which[i]->shared ? 0 : a, which[i]->d->index,
+			  CBB_REC_UNSURE, NULL);
+	batch_write(j, &b);
 	if (k && attempt_over(j)) {
 		undo_starts(j, which, req, k, false);
 		k = 0;
@@ -334,8 +386,8 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 		uint32_t ra = which[i]->shared ? 0 : a;
 
 		if (req[i].ok) {
-			add_record(j, rt, ra, which[i]->d->index,
-				   CBB_REC_STARTED, req[i].id);
+			batch_add(j, &b, rt, ra, which[i]->d->index,
+				  CBB_REC_STARTED, req[i].id);
 			started++;
 		} else if (req[i].transport) {
 			/* it may exist: never start it twice (recorded above) */
@@ -345,19 +397,21 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			started++;
 		} else {
 			/* refused: nothing was started */
-			add_record(j, rt, ra, which[i]->d->index,
-				   CBB_REC_REFUSED, NULL);
+			batch_add(j, &b, rt, ra, which[i]->d->index,
+				  CBB_REC_REFUSED, NULL);
 			if (rc == 0)
 				rc = cbb_err(err, "line %u: %s",
 					     which[i]->d->line, req[i].message);
 		}
 	}
+	batch_write(j, &b);
 	if (started && attempt_over(j)) {
 		undo_starts(j, which, req, k, true);
 		started = 0;
 	}
 	free(req);
 	free(which);
+	free(b.own);
 	return rc < 0 ? -1 : started;
 }
 

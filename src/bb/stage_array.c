@@ -64,10 +64,10 @@ void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 	cbb_err_clear(&e);
 	if (!in_array) {
 		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
-		(void)cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, &e);
+		(void)cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, 1, &e);
 	}
 	if (!in_own) {
 		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
-		(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, &e);
+		(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, 1, &e);
 	}
 }

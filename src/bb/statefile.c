@@ -139,11 +139,32 @@ static char *read_all(int fd, size_t max, size_t *len)
 	return cbb_buf_steal(&b);
 }
 
+/* The time a state file holds ("%lld\n"); false when it holds none. */
+static bool read_time(const cbb_config_t *cfg, const char *cluster,
+		      uint32_t job_id, const char *what, long long *t)
+{
+	char buf[32], *end;
+	ssize_t n;
+	int fd;
+
+	fd = state_open(cfg, cluster, job_id, what, O_RDONLY, NULL);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	*t = strtoll(buf, &end, 10);
+	return end != buf && (*end == '\n' || *end == '\0');
+}
+
 time_t cbb_down_since(const cbb_config_t *cfg, const char *cluster,
 		      uint32_t job_id)
 {
 	char buf[32];
 	time_t now = time(NULL);
+	long long t;
 	ssize_t n;
 	int fd;
 
@@ -159,19 +180,8 @@ time_t cbb_down_since(const cbb_config_t *cfg, const char *cluster,
 	}
 	if (errno != EEXIST)
 		return now;
-	fd = state_open(cfg, cluster, job_id, "down", O_RDONLY, NULL);
-	if (fd < 0)
-		return now;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return now;
-	buf[n] = '\0';
-	{
-		long long t = strtoll(buf, NULL, 10);
-
-		return (t > 0 && t <= now) ? (time_t)t : now;
-	}
+	return read_time(cfg, cluster, job_id, "down", &t) && t > 0 &&
+	       t <= now ? (time_t)t : now;
 }
 
 void cbb_down_clear(const cbb_config_t *cfg, const char *cluster,
@@ -306,23 +316,10 @@ void cbb_over_mark(const cbb_config_t *cfg, const char *cluster,
 bool cbb_over_for(const cbb_config_t *cfg, const char *cluster,
 		  uint32_t job_id, int64_t submit)
 {
-	char buf[32], *end;
 	long long t;
-	ssize_t n;
-	int fd;
 
-	if (submit <= 0)
-		return false;
-	fd = state_open(cfg, cluster, job_id, "over", O_RDONLY, NULL);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	t = strtoll(buf, &end, 10);
-	return end != buf && *end == '\n' && submit < t;
+	return submit > 0 && read_time(cfg, cluster, job_id, "over", &t) &&
+	       submit < t;
 }
 
 int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
@@ -341,26 +338,44 @@ int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
 			 out, err);
 }
 
+/* Append n records with one write(2) under the file's lock. */
 static int recs_add(const cbb_config_t *cfg, const char *cluster,
 		    uint32_t job_id, const char *what, const cbb_rec_t *r,
-		    cbb_err_t *err)
+		    size_t n, cbb_err_t *err)
 {
-	char line[256];
-	int fd, n;
+	char one[256], *lines = one;
+	size_t i, len = 0;
+	ssize_t w;
+	int fd, k;
 
+	if (n == 0)
+		return 0;
+	if (n > 1 && !(lines = malloc(n * sizeof(one))))
+		return cbb_err(err, "conduit_bb: out of memory");
+	for (i = 0; i < n; i++) {
+		k = rec_format(lines + len, sizeof(one), &r[i]);
+		if (k <= 0 || (size_t)k >= sizeof(one)) {
+			if (lines != one)
+				free(lines);
+			return cbb_err(err, "conduit_bb: cannot record transfer "
+				       "%s", r[i].id);
+		}
+		len += (size_t)k;
+	}
 	fd = state_open(cfg, cluster, job_id, what,
 			O_WRONLY | O_CREAT | O_APPEND, err);
+	if (fd >= 0) {
+		(void)flock(fd, LOCK_EX);
+		w = write(fd, lines, len);
+		close(fd);
+	}
+	if (lines != one)
+		free(lines);
 	if (fd < 0)
 		return -1;
-	(void)flock(fd, LOCK_EX);
-	n = rec_format(line, sizeof(line), r);
-	if (n <= 0 || (size_t)n >= sizeof(line) ||
-	    write(fd, line, (size_t)n) != n) {
-		close(fd);
-		return cbb_err(err, "conduit_bb: cannot record transfer %s in "
-			       "StateDir %s", r->id, cbb_conf_state_dir(cfg));
-	}
-	close(fd);
+	if (w != (ssize_t)len)
+		return cbb_err(err, "conduit_bb: cannot record %zu transfer(s) "
+			       "in StateDir %s", n, cbb_conf_state_dir(cfg));
 	return 0;
 }
 
@@ -397,15 +412,15 @@ bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
 }
 
 int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
-		 uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err)
+		 uint32_t job_id, const cbb_rec_t *r, size_t n, cbb_err_t *err)
 {
-	return recs_add(cfg, cluster, job_id, "started", r, err);
+	return recs_add(cfg, cluster, job_id, "started", r, n, err);
 }
 
 int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
 		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err)
 {
-	return recs_add(cfg, cluster, job_id, "skipped", r, err);
+	return recs_add(cfg, cluster, job_id, "skipped", r, 1, err);
 }
 
 int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
@@ -416,9 +431,10 @@ int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
 }
 
 int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t array_job_id, const cbb_rec_t *r, cbb_err_t *err)
+		   uint32_t array_job_id, const cbb_rec_t *r, size_t n,
+		   cbb_err_t *err)
 {
-	return recs_add(cfg, cluster, array_job_id, "shared", r, err);
+	return recs_add(cfg, cluster, array_job_id, "shared", r, n, err);
 }
 
 int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,

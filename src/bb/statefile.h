@@ -89,9 +89,10 @@ typedef struct {
 int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
 		  uint32_t job_id, uint32_t restart, int64_t submit,
 		  cbb_recs_t *out, cbb_err_t *err);
-/* Append one record (one write under a lock: records never interleave). */
+/* Append n records (one write under a lock: records never interleave,
+ * and a batch of starts costs one open, not one per directive). */
 int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
-		 uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
+		 uint32_t job_id, const cbb_rec_t *r, size_t n, cbb_err_t *err);
 void cbb_recs_free(cbb_recs_t *r);
 /* The same for the stage-outs --when= skipped (the .skipped file). */
 int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
@@ -110,7 +111,8 @@ int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
 int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
 		    uint32_t array_job_id, cbb_recs_t *out, cbb_err_t *err);
 int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t array_job_id, const cbb_rec_t *r, cbb_err_t *err);
+		   uint32_t array_job_id, const cbb_rec_t *r, size_t n,
+		   cbb_err_t *err);
 int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
 		    uint32_t array_job_id, unsigned wait_ms);
 void cbb_shared_unlock(int fd);

@@ -4,8 +4,9 @@
 # once: the root is cached).  The source is the upstream tarball as
 # Debian's mirror keeps it (pool/main/s/slurm-wlm/*.orig.tar.gz; the
 # mirror comes from this machine's apt sources, CBB_DEBIAN_MIRROR
-# overrides it).  Only what the suite runs is installed: the daemons, the
-# client commands and the plugins; no slurmrestd, no accounting database.
+# overrides it).  Only what the suite runs is installed: the daemons
+# (slurmdbd too, with accounting_storage/mysql over MariaDB's client
+# library), the client commands and the plugins; no slurmrestd.
 # burst_buffer/lua needs a JSON parser: json-c (setup.sh installs it).
 # Fails loudly when burst_buffer/lua is not built or links another Lua.
 set -eu
@@ -41,6 +42,8 @@ in_root sh -c "set -e
 umount_root
 plugin=$R/usr/lib/x86_64-linux-gnu/slurm/burst_buffer_lua.so
 [ -f "$plugin" ] || { log "e2e: Slurm built without burst_buffer/lua (no Lua $LUA found?)"; exit 1; }
+[ -f "$R/usr/lib/x86_64-linux-gnu/slurm/accounting_storage_mysql.so" ] ||
+	{ log "e2e: Slurm built without accounting_storage/mysql (no libmariadb-dev?)"; exit 1; }
 # (run.sh checks which liblua slurmctld really maps once it runs)
 if grep -q "^#define HAVE_LUA 1" "$R/usr/src/slurm-$SLURM_SOURCE/config.h" 2>/dev/null &&
 	grep -q "lua$LUA" "$R/usr/src/slurm-$SLURM_SOURCE/config.log"; then :; else

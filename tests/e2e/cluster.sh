@@ -1,7 +1,7 @@
 #!/bin/sh
 # cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit|wipe-conduit
-# Start or stop munged, the Conduit test server, slurmctld and slurmd in
-# the root.  Stopping goes by pid file, then any process left whose root is
+# Start or stop munged, the Conduit test server, MariaDB, slurmdbd,
+# slurmctld and slurmd in the root.  Stopping goes by pid file, then any process left whose root is
 # the chroot, then unmounts: safe to run at any time, any number of times.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -37,12 +37,43 @@ start_conduit() {
 }
 
 node_idle() { in_root sinfo -h -o %t | grep -qx idle; }
+db_up() { in_root mariadb -e "select 1"; }
+dbd_up() { in_root sacctmgr -n show cluster format=cluster; }
+
+# MariaDB, then slurmdbd.  A cluster whose slurmctld state was wiped
+# (run.sh wipes it for every run) gets an empty accounting database too,
+# since Slurm hands out job ids from 1 again.  The database is made here:
+# slurmdbd 24.11 and 26.05 die on a first start against MariaDB 11.8 when
+# they create it themselves (docs/admin.md, Troubleshooting).
+start_db() {
+	mkdir -p "$R/run/mysqld"
+	in_root chown mysql:mysql /run/mysqld
+	chroot "$R" setsid /usr/sbin/mariadbd --user=mysql \
+		--pid-file=/run/mysqld/mysqld.pid </dev/null >"$R/var/log/slurm/mariadb.log" 2>&1 &
+	wait_for 60 db_up || {
+		tail -20 "$R/var/log/slurm/mariadb.log" >&2
+		return 1
+	}
+	fresh=
+	[ -n "$(ls -A "$R/var/spool/slurmctld" 2>/dev/null)" ] ||
+		fresh="DROP DATABASE IF EXISTS slurm_acct_db;"
+	in_root mariadb -e "$fresh CREATE DATABASE IF NOT EXISTS slurm_acct_db" || return 1
+	in_root /usr/sbin/slurmdbd || return 1
+	wait_for 30 dbd_up || {
+		log "e2e: slurmdbd does not answer"
+		tail -20 "$R/var/log/slurm/slurmdbd.log" >&2
+		return 1
+	}
+	in_root sacctmgr -n show cluster format=cluster | grep -qw conduit ||
+		in_root sacctmgr -i add cluster conduit >/dev/null
+}
 
 start() {
 	mount_root
 	in_root chown munge:munge /run/munge
 	chroot --userspec=munge:munge "$R" /usr/sbin/munged || return 1
 	start_conduit || return 1
+	start_db || return 1
 	in_root /usr/sbin/slurmctld || return 1
 	in_root /usr/sbin/slurmd || return 1
 	wait_for 30 node_idle || {
@@ -56,6 +87,8 @@ stop() {
 	[ -d "$R/proc" ] || return 0
 	stop_pidfile run/slurmd.pid
 	stop_pidfile run/slurmctld.pid 60
+	stop_pidfile run/slurmdbd.pid 30
+	stop_pidfile run/mysqld/mysqld.pid 60
 	stop_pidfile run/conduit-test.pid
 	stop_pidfile run/munge/munged.pid
 	for p in $(root_pids); do kill "$p" 2>/dev/null; done

@@ -105,6 +105,10 @@ expect "... each saw the shared data and its own" all_tasks "$S1" 4 \
 admin_comment_has() { in_root scontrol show job "$1" | grep -qF "AdminComment=$2"; }
 expect "... each task's AdminComment has its stage-in summary (accounting)" all_tasks "$S1" 4 \
 	'[ $i = 1 ] || admin_comment_has ${S1}_$i "conduit attempt 0: in 2 transfers"'
+sacct_comment_has() { in_root sacct -n -P -X -j "$1" -o AdminComment | grep -qF "$2"; }
+expect "... and sacct shows it, from slurmdbd and MariaDB" wait_for 60 all_tasks "$S1" 4 \
+	'[ $i = 1 ] || sacct_comment_has ${S1}_$i "conduit attempt 0: in 2 transfers"'
+note "sacct -j ${S1}_0 -o JobID,State,AdminComment: $(in_root sacct -n -P -X -j "${S1}_0" -o JobID,State,AdminComment)"
 expect "... the shared stage-in was started exactly once (server RPC log)" \
 	[ "$(starts_of "$(shared_key "$S1")")" = 1 ]
 expect "... and the per-task one once for each task that reached stage-in" \

@@ -15,7 +15,8 @@
 #
 # Other parameters (environment), each with a default from the profile:
 #   CBB_E2E_ROOT, CBB_E2E_SUITE (the Debian suite), CBB_E2E_PORTS
-#   ("slurmctld slurmd conduit", default "6817 6818 24600"), and
+#   ("slurmctld slurmd conduit", default "6817 6818 24600"; slurmdbd
+#   takes slurmctld's port + 2), and
 #   CBB_DEBIAN_MIRROR (default: the mirror of this machine's apt sources).
 PROFILE=${CBB_E2E_SLURM:-24.11}
 SLURM_SOURCE=                    # a version: built from source, not packages
@@ -46,6 +47,7 @@ CTLD_PORT=${ports%% *}
 ports=${ports#* }
 SLURMD_PORT=${ports%% *}
 CONDUIT_PORT=${ports#* }
+DBD_PORT=$((CTLD_PORT + 2))      # slurmdbd (MariaDB has its socket only)
 HERE=${HERE:-$(cd "$(dirname "$0")/../.." && pwd)}
 HOSTNAME_S=$(hostname -s)
 E2E_SRC=/opt/conduit-bb          # the project, copied into the root

@@ -31,11 +31,12 @@ echo mike > "$R/data/mv/m.txt"
 chmod -R a+rX "$R/data/in"
 chown -R 2001:2001 "$R$JOBS" "$R/data/mv" "$R/data/out"
 t0=$(date +%s)
-expect "cluster starts: munged, Conduit test server, slurmctld, slurmd; node idle" \
+expect "cluster starts: munged, Conduit test server, MariaDB, slurmdbd, slurmctld, slurmd; node idle" \
 	sh "$E2E/cluster.sh" start
 note "Slurm $(in_root /usr/sbin/slurmctld -V) in $R; slurmctld loaded $(lua_of_slurmctld)"
 expect "slurmctld runs burst_buffer.lua in Lua $LUA (its memory map)" \
 	sh -c "echo '$(lua_of_slurmctld)' | grep -q 'liblua$LUA'"
+note "accounting: $(in_root /usr/sbin/slurmdbd -V) over MariaDB $(in_root mariadb -N -e 'select version()')"
 note "setup took $((t0 - t_start)) s, cluster start $(( $(date +%s) - t0 )) s"
 
 for part in ${CBB_E2E_PARTS:-basic restarts faults workloads features wave}; do

@@ -17,9 +17,14 @@ libprotobuf-c-dev protobuf-c-compiler protobuf-compiler protobuf-compiler-grpc
 python3-grpcio python3-protobuf openssl procps"
 # Debian names Lua 5.1's headers liblua5.1-0-dev
 PKGS=$(echo "$PKGS" | sed 's/liblua5\.1-dev/liblua5.1-0-dev/')
+# accounting as sites run it: slurmdbd over MariaDB
+DB_PKGS="mariadb-server slurmdbd"
 # a Slurm built from source: its build needs instead of its packages
-[ -z "$SLURM_SOURCE" ] ||
-	PKGS=$(echo "$PKGS" | sed 's/slurmctld slurmd slurm-client/libmunge-dev libjson-c-dev python3 perl/')
+# (MariaDB's client library for slurmdbd's accounting_storage/mysql)
+if [ -n "$SLURM_SOURCE" ]; then
+	PKGS=$(echo "$PKGS" | sed 's/slurmctld slurmd slurm-client/libmunge-dev libjson-c-dev libmariadb-dev python3 perl/')
+	DB_PKGS="mariadb-server libmariadb-dev"
+fi
 
 if [ ! -f "$R/.conduit-bb-root" ]; then
 	if [ -d "$R" ]; then
@@ -61,6 +66,31 @@ if [ ! -f "$R/.conduit-bb-root" ]; then
 	touch "$R/.conduit-bb-root"
 fi
 
+# slurmdbd and MariaDB (a root cached before the suite ran accounting gets
+# them here, once; a Slurm built without MariaDB's library is rebuilt)
+if [ ! -f "$R/.conduit-bb-accounting" ]; then
+	log "e2e: installing MariaDB and slurmdbd in the root"
+	t_db=$(date +%s)
+	mount_root
+	in_root apt-get update -qq
+	# shellcheck disable=SC2086
+	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $DB_PKGS >/dev/null
+	in_root apt-get clean
+	umount_root
+	# Debian's plugins are in slurm-wlm/, a source build's in slurm/
+	mysql_plugin() { ls "$R"/usr/lib/x86_64-linux-gnu/slurm*/accounting_storage_mysql.so >/dev/null 2>&1; }
+	if [ -n "$SLURM_SOURCE" ] && ! mysql_plugin; then
+		sh "$HERE/tests/e2e/build-slurm.sh"
+	fi
+	[ -x "$R/usr/sbin/slurmdbd" ] && mysql_plugin || {
+		log "e2e: no slurmdbd with accounting_storage/mysql in $R"
+		exit 1
+	}
+	touch "$R/.conduit-bb-accounting"
+	log "e2e: MariaDB and slurmdbd ready in $(( $(date +%s) - t_db )) s"
+fi
+
 # ---- every run: users, the module, configs (cheap) ----------------------
 sh "$HERE/tests/e2e/cluster.sh" stop # nothing may run while we rebuild
 printf '127.0.0.1 localhost\n127.0.0.1 %s\n' "$HOSTNAME_S" > "$R/etc/hosts"
@@ -85,8 +115,13 @@ umount_root
 
 # configs
 mkdir -p "$R/etc/slurm"
-sed -e "s/@HOST@/$HOSTNAME_S/g" -e "s/@CTLD_PORT@/$CTLD_PORT/" \
-	-e "s/@SLURMD_PORT@/$SLURMD_PORT/" "$HERE/tests/e2e/etc/slurm.conf.in" > "$R/etc/slurm/slurm.conf"
+for f in slurm slurmdbd; do
+	sed -e "s/@HOST@/$HOSTNAME_S/g" -e "s/@CTLD_PORT@/$CTLD_PORT/" \
+		-e "s/@SLURMD_PORT@/$SLURMD_PORT/" -e "s/@DBD_PORT@/$DBD_PORT/" \
+		"$HERE/tests/e2e/etc/$f.conf.in" > "$R/etc/slurm/$f.conf"
+done
+chmod 0600 "$R/etc/slurm/slurmdbd.conf" # slurmdbd insists
+cp "$HERE/tests/e2e/etc/mariadb.cnf" "$R/etc/mysql/mariadb.conf.d/99-conduit-bb.cnf"
 cp "$HERE/tests/e2e/etc/burst_buffer.conf" "$HERE/tests/e2e/etc/cgroup.conf" "$R/etc/slurm/"
 cp "$HERE/lua/burst_buffer.lua" "$R/etc/slurm/burst_buffer.lua"
 sh "$HERE/tests/conduit/make-certs.sh" "$R$PKI"

@@ -267,17 +267,17 @@ static void test_statefile(void **state)
 	assert_int_equal(cbb_recs_load(&cfg, "c", 9, 1, 500, &recs, &err), 0);
 	assert_int_equal(recs.n, 0);
 	r = R(1, 500, 0, 1, 1, 'S', "id-1");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
 	r = R(0, 400, 0, 0, 1, 'S', "earlier-attempt");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
 	/* the stage-out of attempt 0, requeued: Slurm changed the submit time */
 	r = R(1, 400, 1, 0, 2, 'U', "-");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
 	/* an earlier job that had the same id */
 	r = R(1, 77, 0, 1, 1, 'S', "other-job");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
 	r = R(3, 900, 0, 3, 1, 'S', "other-job-2");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, &err), 0);
+	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
 	snprintf(path, sizeof(path), "%s/c.9.started", dir);
 	f = fopen(path, "a");
 	fputs("garbage line\nv1 1 500 0 1 1 1000 S torn", f); /* no newline */
@@ -301,7 +301,7 @@ static void test_statefile(void **state)
 	snprintf(cmd, sizeof(cmd), "ln -s /tmp/cbb-nowhere %s/c.10.started", dir);
 	assert_int_equal(system(cmd), 0);
 	r = R(0, 1, 0, 0, 1, 'S', "x");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 10, &r, &err), -1);
+	assert_int_equal(cbb_recs_add(&cfg, "c", 10, &r, 1, &err), -1);
 	assert_non_null(strstr(err.msg, "cannot open"));
 	assert_int_equal(system("test ! -e /tmp/cbb-nowhere"), 0);
 	snprintf(cmd, sizeof(cmd), "rm %s/c.9.down %s/c.10.started", dir, dir);
