@@ -18,10 +18,17 @@ show() { printf '$ %s\n' "$*"; }
 
 say "setting up a single-node Slurm 24.11 with conduit_bb (about a minute the first time)"
 sh "$E2E/setup.sh" 2>&1 | grep '^e2e:' || exit 1
+# a cluster with no jobs and a Conduit server with no transfers: what an
+# earlier run left in the cached root (the end-to-end suite's stuck jobs,
+# or transfers of a job 1 a minute ago) must not hold the node or stand
+# for this run's job 1
+rm -rf "$R/var/spool/slurmctld/"* "$R/var/spool/slurmd/"* "$R/var/spool/conduit_bb" \
+	"$R$SRV/"*.json "$R$SRV/rpc.log"
 sh "$E2E/cluster.sh" start || exit 1
 in_root sinfo
 
 # a dataset: a year of daily temperatures for four stations
+rm -rf "$R/data/results" "$R$JOBS" # job ids start at 1 again: no files of an earlier run
 mkdir -p "$R/data/climate" "$R/data/results" "$R$JOBS"
 awk 'BEGIN { srand(2026); print "station,day,celsius";
 	split("oslo lima nairobi perth", s, " "); split("6 19 18 17", base, " ");
