@@ -64,8 +64,25 @@ restart_ctld() {
 }
 # Jobs Slurm lost in a restart: in stage-in or stage-out by their own
 # record, with no buffer of Slurm's left to drive them, or RUNNING for
-# minutes with nothing on the node (the launch was lost; docs/admin.md).
+# minutes with nothing on the node (the launch was lost; docs/admin.md);
+# and the other tasks of an array with a task lost in stage-in: Slurm
+# 24.11 then starts no stage-in for them again (their buffers torn down
+# and complete, no hook ever called; seen once in a 24.11 wave).
 lost_by_slurm() {
+	first=$(lost_alone)
+	[ -n "$first" ] || return 0
+	printf '%s\n' $first
+	arrays=$(for j in $first; do in_root squeue -h -j "$j" -o %F 2>/dev/null; done | sort -u)
+	in_root squeue -h -t PD -u alice -o '%A|%F|%r|%j' 2>/dev/null | grep '|wave-' |
+		while IFS='|' read -r j a reason _; do
+			[ "$reason" = BurstBufferStageIn ] || continue
+			printf '%s\n' $arrays | grep -qx "$a" || continue
+			printf '%s\n' $first | grep -qx "$j" && continue
+			in_root scontrol show job "$j" |
+				grep -qE 'BurstBufferState=(complete|pending)' && echo "$j"
+		done
+}
+lost_alone() {
 	# an array task's buffer is listed as JobID=<array>_<task>(<job id>)
 	bufs=$(in_root scontrol show burst 2>/dev/null |
 		sed -n -e 's/.*JobID=[0-9]*_[0-9]*(\([0-9]*\)).*/\1/p' -e t -e 's/.*JobID=\([0-9]*\).*/\1/p')
