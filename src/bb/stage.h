@@ -93,8 +93,8 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err);
  * job_process with SubmitValidation=remote: ValidateTransfer for every
  * stage-in directive at once, then poll until each is decided, all within
  * the connection's budget (SubmitTimeout).  Returns -1 (err set) only for
- * a transfer Conduit rejected; a timeout or an unreachable server accepts
- * and logs.
+ * a directive Conduit refused or whose validation failed; a timeout, an
+ * unreachable or busy server accepts and logs.
  */
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		       cbb_err_t *err);

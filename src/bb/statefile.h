@@ -53,7 +53,8 @@ typedef enum {
 	CBB_REC_STARTED = 'S', /* StartTransfer returned this id */
 	CBB_REC_UNSURE = 'U',  /* StartTransfer sent (or about to be): its
 				  outcome is unknown */
-	CBB_REC_REFUSED = 'R', /* Conduit refused that start: none runs */
+	CBB_REC_REFUSED = 'R', /* Conduit refused that start, or said to try
+				  again: none runs */
 	CBB_REC_LOST = 'L',    /* the id never showed up: given up */
 	CBB_REC_SKIPPED = 'K', /* --when= skipped it: when:outcome:line:uid */
 	CBB_REC_ACCOUNTED = 'C', /* the attempt's staging summary is written */

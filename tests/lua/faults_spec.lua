@@ -331,7 +331,9 @@ describe("trust under faults", function()
         local rc = slurm_bb_job_process(j.script, j.uid, j.uid, j.info)
         local took = H.now_ms() - t0
         assert.are.equal(0, rc) -- accepted, and logged
-        assert.is_true(took >= 900 and took <= 1400, "took " .. took .. " ms")
+        -- the bound is the budget plus room for a loaded machine under ASan;
+        -- the silent server never answers, so without the budget it hangs
+        assert.is_true(took >= 900 and took <= 2200, "took " .. took .. " ms")
         assert.is_true(logs_match("timed out after 1%d%d%d ms %(budget 1000 ms%)") or
                        logs_match("timed out after 9%d%d ms %(budget 1000 ms%)"))
       end)
@@ -345,10 +347,10 @@ describe("trust under faults", function()
         local rc, msg = slurm_bb_get_status("61001", "61001", "conduit", "123")
         local took = H.now_ms() - t0
         assert.are.equal(-1, rc)
-        assert.is_true(took >= 4900 and took <= 5400, "took " .. took .. " ms")
+        assert.is_true(took >= 4900 and took <= 6200, "took " .. took .. " ms")
         assert.matches("^conduit: Query timed out after %d+ ms %(budget 5000 ms%)$", msg)
         local said = tonumber(msg:match("after (%d+) ms"))
-        assert.is_true(said >= 4900 and said <= 5400)
+        assert.is_true(said >= 4900 and said <= 6200)
       end)
     end
 
@@ -361,7 +363,7 @@ describe("trust under faults", function()
       local t0 = H.now_ms()
       assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
       local took = H.now_ms() - t0
-      assert.is_true(took >= 900 and took <= 1400, "took " .. took .. " ms")
+      assert.is_true(took >= 900 and took <= 2200, "took " .. took .. " ms")
     end)
   end)
 
