@@ -16,6 +16,16 @@
 
 #include "conduit.h"
 
+/* -Wl,--wrap=calloc (tests.mk): the module's callocs fail while set. */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static volatile int calloc_fails;
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return calloc_fails ? NULL : __real_calloc(n, size);
+}
+
 typedef struct {
 	int lfd;
 	int port;
@@ -247,10 +257,42 @@ static void test_answer_table(void **state)
 	assert_string_equal(cbb_grpc_code_name(99), "UNKNOWN");
 }
 
+/* Out of memory before anything is sent: every call says so, none ok. */
+static void test_batches_out_of_memory(void **state)
+{
+	cbb_stop_t stop[2];
+	cbb_start_t start[2];
+	cbb_grpc_t g;
+	size_t i;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	memset(stop, 0, sizeof(stop));
+	memset(start, 0, sizeof(start));
+	for (i = 0; i < 2; i++) {
+		stop[i].id = "6f1c0000-0000-0000-0000-000000000000";
+		stop[i].ok = true;   /* whatever the caller left there */
+		start[i].ok = true;
+	}
+	calloc_fails = 1;
+	assert_int_equal(cbb_conduit_stop(&g, stop, 2), 2);
+	assert_int_equal(cbb_conduit_start(&g, start, 2, false), 2);
+	calloc_fails = 0;
+	for (i = 0; i < 2; i++) {
+		assert_false(stop[i].ok);
+		assert_int_equal(stop[i].answer, CBB_ANSWER_RETRY);
+		assert_string_equal(stop[i].message, "conduit: out of memory");
+		assert_false(start[i].ok);
+		/* nothing was sent: never an unsure start */
+		assert_int_equal(start[i].answer, CBB_ANSWER_RETRY);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_answer_table),
+		cmocka_unit_test(test_batches_out_of_memory),
 		cmocka_unit_test(test_silent_tcp_server),
 		cmocka_unit_test(test_server_that_reads_and_stalls),
 		cmocka_unit_test(test_refused_retries_once),
