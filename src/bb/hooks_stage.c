@@ -202,12 +202,14 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
  * A job cancelled while its transfers run does not always get a
  * teardown: when the cancel and the teardown reach slurmscriptd in the
  * wrong order, the kill meant for the stage-in scripts kills the
- * teardown, and Slurm keeps polling test_data_in.  So a poll asks Slurm
- * (squeue) whether the job is over when its buffer has been torn down,
- * and otherwise at most every CBB_ASK_EVERY_S seconds while transfers
- * still run; if the job is over it aborts them.  Returns 1 (err set)
- * when the job is over, else 0.  Stage-in only: stage-out always runs
- * after the job is over.
+ * teardown, and Slurm keeps polling test_data_in.  So a poll looks at
+ * whether the job is over, and if it is it aborts the transfers.  The
+ * job's state comes from job_info (slurmctld's snapshot at the hook's
+ * launch, at no cost); only when job_info has none, or one not known
+ * here, is Slurm asked (squeue) when the buffer has been torn down, and
+ * otherwise at most every CBB_ASK_EVERY_S seconds while transfers still
+ * run.  Returns 1 (err set) when the job is over, else 0.  Stage-in
+ * only: stage-out always runs after the job is over.
  */
 #define CBB_ASK_EVERY_S 10
 
@@ -217,14 +219,23 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 	cbb_job_facts_t f;
 	cbb_err_t abort_err;
 	char sq[4200];
-	time_t asked_at;
+	const char *word = "";
+	time_t asked_at = time(NULL);
+	int over = c->have_state ? cbb_state_over(c->job_state, &word) : -1;
 
-	if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster, j->job_id,
-				 CBB_ASK_EVERY_S))
+	if (over == 0)
 		return 0;
-	asked_at = time(NULL);
-	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)), j->job_id,
-		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	memset(&f, 0, sizeof(f));
+	if (over == 1) {
+		f.cls = CBB_JOB_OVER;
+		snprintf(f.state, sizeof(f.state), "%s", word);
+	} else {
+		if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster,
+					 j->job_id, CBB_ASK_EVERY_S))
+			return 0;
+		cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
+			      j->job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
+	}
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		return 0;
 	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);

@@ -1,7 +1,7 @@
 /*
  * jobstate.h - ask Slurm what state a job is in, for hooks that have no
- * job_info (teardown) or must not trust it (a poll of a job that may be
- * over), by running
+ * job_info (teardown, arrays' other tasks) or whose job_info carries no
+ * state (a poll on a Slurm that does not pass one), by running
  *
  *   squeue -h -t all -j ID -o "%A %F %K %T"
  *

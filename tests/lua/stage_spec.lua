@@ -247,10 +247,34 @@ describe("staging hooks against a Conduit server", function()
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
   end)
 
-  it("a poll aborts stage-in for a job cancelled without a teardown", function()
-    -- the cancel can kill the teardown; Slurm then keeps polling
+  it("a poll aborts stage-in for a job cancelled without a teardown, from job_info", function()
+    -- the cancel can kill the teardown; Slurm then keeps polling, and
+    -- each poll's job_info carries the job's state: no squeue needed
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/lost-teardown-info" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    local mark = rpc_mark()
+    fresh()
+    local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.same({ 0, "BUSY" }, { rc, msg })       -- pending: left alone
+    -- squeue would say CANCELLED at once; it is never asked
+    spit(jobstates .. "/" .. j.id, "CANCELLED")
+    assert.is_nil(slurp(statedir .. "/testcluster." .. j.id .. ".asked"))
+    fresh()
+    rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, info_of(j, { job_state = 4 }))
+    assert.are.same({ -1, "job " .. j.id .. " is CANCELLED: stage-in stopped, its transfers aborted" },
+                    { rc, msg })
+    assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
+    assert.is_nil(slurp(statedir .. "/testcluster." .. j.id .. ".asked"))
+  end)
+
+  it("a poll whose job_info has no state asks squeue, at most every 10 s", function()
     faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/lost-teardown" })
+    j.info = H.job_info({ job_id = tonumber(j.id), user_id = 61001, work_dir = work,
+                          restart_cnt = 0, cluster = "testcluster", submit_time = j.submit,
+                          burst_buffer_state = "staging-in" })
     fresh()
     assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
     local mark = rpc_mark()
