@@ -439,6 +439,19 @@ static bool best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
 	return stage == CBB_STAGE_OUT && j->requeued;
 }
 
+/* Whether an interrupted attempt's failed stage-out was logged already. */
+static bool noted(const cbb_recs_t *recs, uint32_t index, uint32_t attempt)
+{
+	size_t i;
+
+	for (i = 0; i < recs->n; i++)
+		if (recs->v[i].kind == CBB_REC_NOTED &&
+		    recs->v[i].type == CBB_KEY_POST &&
+		    recs->v[i].attempt == attempt && recs->v[i].index == index)
+			return true;
+	return false;
+}
+
 static bool uses_shared(const dview_t *views, size_t n)
 {
 	size_t i;
@@ -667,10 +680,14 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				rc = CBB_POLL_FAILED;
 				goto out;
 			}
-			cbb_stage_log(j, -1, "job %u: stage-out of attempt %u, which a "
-			      "requeue interrupted: %s; the job goes on to its "
-			      "next attempt", j->job_id, cbb_attempt(j, stage),
-			      err->msg);
+			if (!noted(&recs, views[i].d->index, cbb_attempt(j, stage))) {
+				cbb_stage_log(j, -1, "job %u: stage-out of attempt %u, "
+				      "which a requeue interrupted: %s; the job goes "
+				      "on to its next attempt", j->job_id,
+				      cbb_attempt(j, stage), err->msg);
+				add_record(j, CBB_KEY_POST, cbb_attempt(j, stage),
+					   views[i].d->index, CBB_REC_NOTED, NULL);
+			}
 			cbb_err_clear(err);
 			done++;
 			continue;

@@ -210,7 +210,7 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
 	     kind[0] != CBB_REC_LOST && kind[0] != CBB_REC_SKIPPED &&
 	     kind[0] != CBB_REC_JOINED && kind[0] != CBB_REC_ACCOUNTED &&
-	     kind[0] != CBB_REC_REFUSED))
+	     kind[0] != CBB_REC_REFUSED && kind[0] != CBB_REC_NOTED))
 		return false;
 	r->restart = (uint32_t)rs;
 	r->submit = sub;

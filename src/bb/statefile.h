@@ -58,6 +58,8 @@ typedef enum {
 	CBB_REC_LOST = 'L',    /* the id never showed up: given up */
 	CBB_REC_SKIPPED = 'K', /* --when= skipped it: when:outcome:line:uid */
 	CBB_REC_ACCOUNTED = 'C', /* the attempt's staging summary is written */
+	CBB_REC_NOTED = 'N',   /* the failure of a stage-out that a requeue
+				  interrupted was logged (once an attempt) */
 	CBB_REC_JOINED = 'J',  /* a task uses its array's shared stage-ins;
 				  id: the task's job id (in .shared) or the
 				  array's id (in the task's .started) */

@@ -234,6 +234,26 @@ describe("trust under faults", function()
       assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
     end)
 
+    it("an interrupted attempt's failed stage-out is logged once, however many polls", function()
+      faults('{"delay_ms": {"DATA_TRANSFERRING": 1500}}')
+      local j = new_job({ "#CONDUIT_POST cp out/never-written-y.txt in/never-y.txt",
+                          "#CONDUIT_POST cp in/a.txt out/slow-y.txt" })
+      local requeued = info_of(j, { restart_cnt = 1, job_state = 0,
+                                    burst_buffer_state = "staging-out" })
+      fresh()
+      assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, requeued)))
+      local polls, said = 0, 0
+      repeat
+        H.sleep(0.2)
+        fresh()
+        local rc, msg = slurm_bb_test_data_out(j.id, j.script, j.uid, j.uid, requeued)
+        polls = polls + 1
+        if logs_match("which a requeue interrupted: line 3:") then said = said + 1 end
+      until not (rc == 0 and msg == "BUSY") or polls > 100
+      assert.is_true(polls >= 3, "polls " .. polls)
+      assert.are.equal(1, said)
+    end)
+
     it("an interrupted attempt's stage-out is best effort; a failed one stands", function()
       local j = new_job({ "#CONDUIT_POST cp out/never-written-" .. "x.txt in/never.txt" })
       -- requeued before it wrote its output: logged, the job goes on
