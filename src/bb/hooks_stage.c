@@ -242,7 +242,7 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 	cbb_err_clear(&abort_err);
 	if (j->array_job_id)
 		j->abort_shared = !cbb_array_others_wait(c, j->array_job_id, j->job_id);
-	if (cbb_stage_teardown(j, true, &abort_err) < 0)
+	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
 	/* the teardown that would have forgotten the job may never come */
 	cbb_state_forget(&c->base.cfg, c->base.cluster, j->job_id);
@@ -338,12 +338,98 @@ static int l_nothing_to_do(lua_State *L)
 }
 
 /*
+ * Whether StateDir remembers a stage-in start for the job (its own, or
+ * joining its array's) in an attempt whose stage-in was not seen to end
+ * (a poll that finds a stage over writes its ACCOUNTED record).
+ */
+static bool unfinished_stage_in(const cbb_bbcall_t *c, uint32_t job_id)
+{
+	cbb_recs_t r;
+	cbb_err_t err;
+	size_t i;
+	bool any = false, ended = false;
+	uint32_t last = 0;
+
+	cbb_err_clear(&err);
+	if (cbb_recs_load(&c->base.cfg, c->base.cluster, job_id, UINT32_MAX, 0,
+			  &r, &err) < 0)
+		return false;
+	for (i = 0; i < r.n; i++) {
+		const cbb_rec_t *x = &r.v[i];
+
+		if ((x->type == CBB_KEY_PRE && (x->kind == CBB_REC_STARTED ||
+						x->kind == CBB_REC_UNSURE)) ||
+		    x->kind == CBB_REC_JOINED) {
+			any = true;
+			if (x->restart > last)
+				last = x->restart;
+		}
+	}
+	for (i = 0; i < r.n && any; i++)
+		ended = ended || (r.v[i].kind == CBB_REC_ACCOUNTED &&
+				  r.v[i].type == CBB_KEY_PRE &&
+				  r.v[i].restart >= last);
+	cbb_recs_free(&r);
+	return any && !ended;
+}
+
+/*
+ * A teardown without hurry leaves transfers alone, but not the stage-ins
+ * of a job that is over: when Slurm killed both the polls and the
+ * hurried teardown of a job cancelled in stage-in, this teardown (after a
+ * restart, say) is the last hook that will ever hear of the job.  Only a
+ * job whose records show a stage-in that was never seen to end costs a
+ * Query (a job that ran costs nothing), and only one with a stage-in
+ * still running an squeue.
+ */
+static void stop_orphaned_stage_in(cbb_bbcall_t *c, cbb_job_ctx_t *j)
+{
+	cbb_job_facts_t f;
+	cbb_err_t err;
+	char msg[256], sq[4200];
+	time_t asked_at;
+	long n;
+
+	if (!unfinished_stage_in(c, j->job_id))
+		goto alone;
+	cbb_err_clear(&err);
+	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) < 0)
+		goto failed;
+	j->g = &c->grpc;
+	n = cbb_stage_in_active(j, &err);
+	if (n < 0)
+		goto failed;
+	if (n == 0)
+		goto alone;
+	asked_at = time(NULL);
+	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)), j->job_id,
+		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
+		goto alone;
+	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
+	snprintf(msg, sizeof(msg), "job %u: teardown: the job is %s with %ld "
+		 "stage-in transfer(s) still running: aborting them", j->job_id,
+		 f.state[0] ? f.state : "gone", n);
+	cbb_call_queue_log(c, CBB_LOG_INFO, msg);
+	if (cbb_stage_teardown(j, true, true, &err) < 0)
+		goto failed;
+	return;
+failed:
+	cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+	return;
+alone:
+	snprintf(msg, sizeof(msg), "job %u: teardown: leaving transfers alone",
+		 j->job_id);
+	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
+}
+
+/*
  * slurm_bb_job_teardown(job_id, job_script, hurry, uid, gid)
  *
  * Without hurry Slurm tears down a buffer it is done with (after
  * stage-out, after a failed stage, for a job that is gone): nothing is
- * aborted, nothing waited for, nothing asked; the job's StateDir files
- * go.  Slurm passes hurry=true for a cancelled job and for scancel
+ * waited for, and nothing aborted but the stage-ins of a job that is over
+ * (stop_orphaned_stage_in); the job's StateDir files go.  Slurm passes hurry=true for a cancelled job and for scancel
  * --hurry during stage-out, but also after a slurmctld restart or
  * reconfigure during stage-in, when it then runs stage-in again:
  * aborting then would transfer everything twice (and break a half-done
@@ -379,13 +465,13 @@ static int l_job_teardown(lua_State *L)
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (!hurried) {
-		snprintf(msg, sizeof(msg), "job %ld: teardown: leaving transfers "
-			 "alone", job_id);
-		cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
-		/* the last task of an array to go takes its shared records */
 		cbb_job_ctx_init(&j, &c->base.cfg, NULL, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);
+		j.log = cbb_call_queue_log;
+		j.log_ud = c;
+		/* the last task of an array to go takes its shared records */
 		cbb_array_teardown(c, &j);
+		stop_orphaned_stage_in(c, &j);
 		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
 		return cbb_bbcall_finish(L, c, 0, NULL);
 	}
@@ -412,7 +498,7 @@ static int l_job_teardown(lua_State *L)
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
 		cbb_array_teardown(c, &j);
-		rc = cbb_stage_teardown(&j, true, &err);
+		rc = cbb_stage_teardown(&j, true, false, &err);
 	} else {
 		rc = -1;
 	}

@@ -733,7 +733,38 @@ out:
 	return rc;
 }
 
-int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
+/* A transfer of a stage-in (the job's own or its array's shared one). */
+static bool is_stage_in(const cbb_transfer_t *x)
+{
+	cbb_key_t k;
+
+	return cbb_key_parse(x->comment, &k) &&
+	       (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED);
+}
+
+static bool still_runs(const cbb_transfer_t *x)
+{
+	return !x->validation_only && !cbb_transfer_failed(x) &&
+	       !cbb_transfer_succeeded(x);
+}
+
+long cbb_stage_in_active(cbb_job_ctx_t *j, cbb_err_t *err)
+{
+	cbb_transfers_t have;
+	bool again;
+	size_t i;
+	long n = 0;
+
+	if (cbb_find_query(j, &have, &again, err) < 0)
+		return -1;
+	for (i = 0; i < have.n; i++)
+		n += still_runs(&have.v[i]) && is_stage_in(&have.v[i]);
+	cbb_transfers_free(&have);
+	return n;
+}
+
+int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
+		       cbb_err_t *err)
 {
 	cbb_transfers_t have;
 	cbb_stop_t *req;
@@ -751,8 +782,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 		const cbb_transfer_t *x = &have.v[i];
 		cbb_key_t k;
 
-		if (x->validation_only || cbb_transfer_failed(x) ||
-		    cbb_transfer_succeeded(x))
+		if (!still_runs(x) || (in_only && !is_stage_in(x)))
 			continue;
 		/* an array's shared stage-in only when no task waits on it */
 		if (cbb_key_parse(x->comment, &k) && k.type == CBB_KEY_SHARED &&
