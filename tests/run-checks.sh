@@ -174,6 +174,9 @@ done
 VG="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible --error-exitcode=99"
 check "valgrind: parser cases" $VG $B/test/unit_cases
 check "valgrind: config" $VG $B/test/unit_config
+# squeue that fails, hangs or dies: no answer is read from an exit status
+# that never came
+check "valgrind: client (squeue answers, records, state files)" $VG $B/test/unit_client
 check "valgrind: conduit-bb check" $VG $B/conduit-bb check docs/examples/stage-in-out.sh --job-id 7
 check "valgrind: 3000 hook calls through Lua 5.4" \
 	env HOOK_LOOP_NO_RSS=1 CONDUIT_BB_CONF=$scratch/none.conf $VG \

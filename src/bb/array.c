@@ -8,18 +8,6 @@
 #include "jobstate.h"
 #include "statefile.h"
 
-/* A directive line with a symbol that differs between an array's tasks. */
-bool cbb_array_per_task(const char *text, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i++)
-		if (text[i] == '%' && (text[i + 1] == 'a' ||
-				       text[i + 1] == 'j' || text[i + 1] == 'b'))
-			return true;
-	return false;
-}
-
 /*
  * Whether another task of the array still waits on its shared
  * stage-ins: a task that joined them and is not over.  When squeue

@@ -1,8 +1,9 @@
 /*
  * array.h - the hooks' side of one shared stage-in per job array
- * (stage_array.h is the stage code's): which directive lines differ per
- * task, whether another task still waits on the array's shared
- * stage-ins when one goes, and how many tasks joined them (bbstat).
+ * (stage_array.h is the stage code's; which directives the tasks share
+ * is cbb_directive_shared() in directive.h): whether another task still
+ * waits on the array's shared stage-ins when one goes, and how many
+ * tasks joined them (bbstat).
  */
 #ifndef CBB_ARRAY_H
 #define CBB_ARRAY_H
@@ -13,9 +14,6 @@
 
 #include "bbcall.h"
 #include "stage.h"
-
-/* A directive line with a symbol that differs between tasks (%a %j %b). */
-bool cbb_array_per_task(const char *text, size_t len);
 
 /*
  * Whether another task that joined the array's shared stage-ins is not

@@ -19,7 +19,6 @@
 #include "jobstate.h"
 #include "key.h"
 #include "outcome.h"
-#include "script.h"
 #include "stage.h"
 #include "statefile.h"
 
@@ -33,21 +32,22 @@
 #define CBB_DEFAULT_STATE_SAVE "/var/spool"
 
 /*
- * ... and mark the stage-in directives an array's tasks can share: those
- * whose own line has no %a, %j or %b (docs/directives.md, "Job arrays").
- * When the job's own script cannot be read none is shared.
+ * ... and mark the stage-in directives an array's tasks can share, by
+ * the symbols the job's own lines use (cbb_directive_shared, the rule
+ * `conduit-bb check` shows; docs/directives.md, "Job arrays").  When the
+ * job's own script cannot be read none is shared.
  */
-static void user_lines(cbb_bbcall_t *c, const char *path)
+static void user_lines(cbb_bbcall_t *c, const char *path,
+		       const cbb_parse_opts_t *o)
 {
 	char conf[4096], ssl[4096], orig[4200], *text = NULL;
-	cbb_script_t sc;
 	cbb_err_t err;
 	size_t len, i;
 
 	if (strncmp(path, "/proc/", 6)) {
 		/* the job's own script: its lines are right, no symbols */
 		for (i = 0; i < c->plan.n; i++)
-			c->plan.v[i].shared = c->plan.v[i].stage == CBB_STAGE_IN;
+			c->plan.v[i].shared = cbb_directive_shared(&c->plan.v[i]);
 		return;
 	}
 	if (cbb_slurm_conf_get("StateSaveLocation", conf, sizeof(conf), ssl,
@@ -58,15 +58,7 @@ static void user_lines(cbb_bbcall_t *c, const char *path)
 	cbb_err_clear(&err);
 	if (cbb_read_job_script(&c->job, orig, &text, &len, &err) < 0)
 		return;
-	if (cbb_script_scan(text, len, c->base.cfg.directive, c->base.cfg.max_directives,
-			    &sc, &err) == 0 && sc.count == c->plan.n)
-		for (i = 0; i < sc.count; i++) {
-			c->plan.v[i].line = sc.lines[i].lineno;
-			c->plan.v[i].shared =
-				c->plan.v[i].stage == CBB_STAGE_IN &&
-				!cbb_array_per_task(sc.lines[i].text, sc.lines[i].len);
-		}
-	cbb_script_free(&sc);
+	(void)cbb_plan_own_script(&c->plan, text, len, o);
 	free(text);
 }
 
@@ -110,7 +102,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	o.expand = false; /* Slurm already replaced the % symbols */
 	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, err) < 0)
 		return -1;
-	user_lines(c, cbb_lua_str(L, 2));
+	user_lines(c, cbb_lua_str(L, 2), &o);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
 	cbb_job_ctx_init(j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,

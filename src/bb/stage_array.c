@@ -12,8 +12,9 @@
 bool cbb_is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 		   cbb_stage_t stage)
 {
+	/* d->shared: cbb_directive_shared(), set by the stage hooks */
 	return stage == CBB_STAGE_IN && d->shared && j->array_job_id &&
-	       cbb_attempt(j, stage) == 0 && !d->every_attempt;
+	       cbb_attempt(j, stage) == 0;
 }
 
 bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,

@@ -245,12 +245,6 @@ static void put_path(const char *p)
 }
 
 /* What an array's tasks share: a stage-in without per-task symbols. */
-static bool shared_in_array(const cbb_directive_t *d)
-{
-	return d->stage == CBB_STAGE_IN && !d->every_attempt &&
-	       !(d->symbols & (CBB_SYM_a | CBB_SYM_b | CBB_SYM_j));
-}
-
 static void print_text(const char *script, const cbb_plan_t *p,
 		       const list_t *w, const list_t *errors, bool array)
 {
@@ -288,7 +282,7 @@ static void print_text(const char *script, const cbb_plan_t *p,
 		}
 		fputs("-> ", stdout);
 		put_path(d->destination);
-		if (array && shared_in_array(d))
+		if (array && cbb_directive_shared(d))
 			fputs("  (once for the whole array)", stdout);
 		putchar('\n');
 	}
@@ -330,7 +324,7 @@ static int print_json(const char *script, const cbb_plan_t *p,
 					    json_string(cbb_when_name(d->when)));
 		if (array)
 			json_object_set_new(o, "shared_by_array",
-					    json_boolean(shared_in_array(d)));
+					    json_boolean(cbb_directive_shared(d)));
 		json_object_set_new(o, "sources", src);
 		json_object_set_new(o, "destination", json_string(d->destination));
 		json_array_append_new(dirs, o);

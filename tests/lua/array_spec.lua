@@ -158,6 +158,66 @@ describe("one shared stage-in per job array", function()
     assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
   end)
 
+  -- Slurm gives the stage hooks a rewritten script at a /proc/ path when a
+  -- directive has a '%' (symbols replaced, only the directive lines); which
+  -- lines the tasks share is then read from the job's own script, by the
+  -- rule `conduit-bb check` shows: a %a, %j or %b that is a symbol.
+  it("shares a line whose %% makes a, j or b plain text, as conduit-bb check says", function()
+    local raw = { "#CONDUIT_PRE cp in/a.txt out/pct-" .. n .. "-%%a.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/pct-" .. n .. "-%%j%%b.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/task-" .. n .. "-%a.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/job-" .. n .. "-%j.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/digit-" .. n .. "-%b.txt" }
+    local tasks = array(3, raw)
+    local a = tasks[1].id
+    local ssl = work .. "/ssl-" .. n
+    spit(work .. "/slurm-" .. n .. ".conf", "ClusterName=testcluster\nStateSaveLocation=" ..
+         ssl .. "\n")
+    local args = {}
+    for k, t in ipairs(tasks) do
+      -- the job's own script where slurmctld keeps it
+      local dir = ssl .. "/hash." .. tonumber(t.id) % 10 .. "/job." .. t.id
+      assert(sh("mkdir -p " .. dir))
+      spit(dir .. "/script", slurp(tasks[1].script))
+      -- and what Slurm makes of its directive lines for this task
+      local rw = {}
+      for i, l in ipairs(raw) do
+        rw[i] = l:gsub("%%(.)", { ["%"] = "%", a = tostring(k - 1), j = t.id,
+                                  b = tostring((k - 1) % 10), A = a })
+      end
+      local memfd = work .. "/rewritten-" .. t.id
+      spit(memfd, "#!/bin/sh\n" .. table.concat(rw, "\n") .. "\n")
+      args[#args + 1] = t.id .. ":" .. a .. ":" .. (k - 1) .. ":" .. t.submit .. ":/proc/self/root" ..
+                        memfd
+    end
+    local verdict = work .. "/rewritten-" .. n .. ".verdict"
+    local mark = rpc_mark()
+    assert(sh("env SLURM_CONF=" .. work .. "/slurm-" .. n .. ".conf lua" ..
+              _VERSION:match("%d+%.%d+") .. " tests/lua/rewritten.lua " ..
+              os.getenv("CBB_MODULE_DIR") .. " " .. work .. " " .. verdict .. " " ..
+              table.concat(args, " ")))
+    local v = slurp(verdict) or "no verdict"
+    for _, t in ipairs(tasks) do assert.matches(t.id .. " 0 0 nil\n", v, 1, true) end
+    -- the two %% lines once for the array, the other three for each task
+    assert.are.equal(2 + 3 * 3, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal("alpha\n", slurp(work .. "/out/pct-" .. n .. "-%a.txt"))
+    assert.are.equal("alpha\n", slurp(work .. "/out/pct-" .. n .. "-%j%b.txt"))
+    for k, t in ipairs(tasks) do
+      assert.are.equal("alpha\n", slurp(work .. "/out/task-" .. n .. "-" .. (k - 1) .. ".txt"))
+      assert.are.equal("alpha\n", slurp(work .. "/out/job-" .. n .. "-" .. t.id .. ".txt"))
+    end
+    -- and conduit-bb check marks the same two lines
+    local p = io.popen("build/conduit-bb check " .. tasks[1].script .. " --job-id " .. a ..
+                       " --array-task 0 --workdir " .. work .. " 2>&1")
+    local out = p:read("*a")
+    p:close()
+    local marked = {}
+    for line in out:gmatch("line (%d+):[^\n]*%(once for the whole array%)") do
+      marked[#marked + 1] = line
+    end
+    assert.are.same({ "3", "4" }, marked, out)
+  end)
+
   it("a requeued task stages in on its own", function()
     local tasks = array(2, { "#CONDUIT_PRE cp --every-attempt in/a.txt out/again-" .. n .. ".txt",
                              "#CONDUIT_PRE cp in/a.txt out/once-" .. n .. ".txt" })

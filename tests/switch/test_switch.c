@@ -682,6 +682,38 @@ static void test_http_token_file(void **state)
 	rmdir(path);
 }
 
+/*
+ * SessionDelivery=file with a SessionDir that cannot hold the file: the
+ * step fails with one line saying why, and the token (unsealed by then)
+ * reaches neither the step's environment nor the log.  step_init's other
+ * way out with the configuration it got from the call context.
+ */
+static void test_http_token_file_refused(void **state)
+{
+	host_t h;
+	host_job_t j = job(212, "conduit:pool=t4");
+	step_result_t r;
+	char extra[600], want[700];
+
+	(void)state;
+	/* a regular file where the directory should be */
+	snprintf(extra, sizeof(extra), "SessionDelivery=file\nSessionDir=%s\n",
+		 conf);
+	http_conf(extra);
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+	host_step(&h, &j, "CONDUIT_SESSION_TOKEN=from-the-shell\n", &r);
+	assert_true(r.failed);
+	snprintf(want, sizeof(want), "switch: step_init: job 212: SessionDir %s "
+		 "is not a directory", conf);
+	if (!strstr(h.log, want))
+		fail_msg("log:\n%s", h.log);
+	assert_null(strstr(h.log, "tok-"));
+	assert_null(strstr(r.env, "tok-"));
+	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	assert_int_equal(ctl_count("released", 212), 1);
+}
+
 static void test_only_defined_globals(void **state)
 {
 	host_t h;
@@ -714,6 +746,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_http_abandoned_setup),
 		cmocka_unit_test(test_http_tampered_token),
 		cmocka_unit_test(test_http_token_file),
+		cmocka_unit_test(test_http_token_file_refused),
 		cmocka_unit_test(test_http_controller_restart),
 	};
 	int fd, rc;

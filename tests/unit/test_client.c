@@ -174,6 +174,10 @@ static void test_jobstate(void **state)
 	/* a hung squeue is killed at the time limit */
 	assert_int_equal(cbb_job_state("tests/unit/slow-squeue", 1, 300, &f),
 			 CBB_JOB_UNKNOWN);
+	/* killed after saying "Invalid job id": no exit status, no answer */
+	assert_int_equal(cbb_job_state("tests/unit/killed-squeue", 9, 2000, &f),
+			 CBB_JOB_UNKNOWN);
+	assert_string_equal(f.state, "");
 	setenv("FAKE_SQUEUE_DIR", "tests/unit", 1);
 	assert_int_equal(cbb_job_state("tests/conduit/fake-squeue", 424242,
 				       2000, &f), CBB_JOB_GONE);
@@ -208,6 +212,13 @@ static void test_any_alive(void **state)
 			 -1);
 	assert_int_equal(cbb_any_alive("tests/unit/slow-squeue", 5, some, 2, 300),
 			 -1);
+	assert_int_equal(cbb_any_alive("false", 5, some, 2, 2000), -1);
+	/*
+	 * killed after saying "Invalid job id": there is no exit status to
+	 * read, so this is no answer, never "Slurm forgot the array"
+	 */
+	assert_int_equal(cbb_any_alive("tests/unit/killed-squeue", 5, some, 2,
+				       2000), -1);
 	/* Slurm forgot the whole array */
 	assert_int_equal(cbb_any_alive("tests/conduit/fake-squeue", 6, some, 2,
 				       2000), 0);
