@@ -60,6 +60,11 @@ MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_re
 CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
            core/config_values \
            bb/words bb/script bb/symbols bb/directive switch/netreq cli/check
+# ... and its admin commands (doctor, status, metrics) talk to Conduit and
+# read StateDir through the module's own code.
+CLI_ADMIN := core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
+             bb/statefile switch/jobinfo switch/controller \
+             cli/admin cli/elf cli/doctor
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch);
@@ -99,13 +104,18 @@ $(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(BB) $(SWITCH) $(MOD)) conduit
 	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(CLIENT_LIBS) -lpthread $(LDFLAGS)
 
 # ---- the command-line tool (no Lua) ----------------------------------
-$(B)/cli/%.o: src/%.c $(HDRS)
+$(B)/cli/%.o: src/%.c $(HDRS) $(wildcard src/cli/*.h) $(GEN)/conduit.pb-c.h
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS_BASE) $(INC) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_SRC)))
-	$(CC) -o $@ $^ $(JANSSON_LIBS) $(LDFLAGS)
+$(B)/cli/conduit.pb-c.o: $(GEN)/conduit.pb-c.c
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(CC) -std=c99 $(OPT) -I$(GEN) $(DEP_CFLAGS) -c $< -o $@
+
+$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_SRC) $(CLI_ADMIN))) $(B)/cli/conduit.pb-c.o
+	$(CC) -o $@ $^ $(CLIENT_LIBS) -lpthread $(LDFLAGS)
 
 $(B) $(LB):
 	mkdir -p $@

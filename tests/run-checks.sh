@@ -158,6 +158,12 @@ for d in tests/data/cli/*/; do
 	check "conduit-bb $c" cli_case "$c"
 done
 
+# --- conduit-bb doctor: each failure mode set up for real (tests/admin) ---
+for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
+	state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors; do
+	check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
+done
+
 seed_examples() {
 	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"
 }
