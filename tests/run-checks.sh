@@ -163,6 +163,8 @@ for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
 	state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors; do
 	check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
 done
+check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \
+	sh tests/admin/status.sh
 
 seed_examples() {
 	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"

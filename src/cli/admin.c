@@ -8,10 +8,15 @@ void cbb_admin_usage(FILE *f)
 		"For admins:\n"
 		"       conduit-bb doctor [--json] [--config FILE] "
 		"[--slurm-conf FILE] [--module FILE]\n"
+		"       conduit-bb status [--json] [--all] [--stuck DURATION] "
+		"[--config FILE]\n"
 		"\n"
 		"doctor checks the installation end to end (run it as root or "
 		"SlurmUser):\n"
 		"one line per check, ok, warn or FAIL with what to do; exit 0 "
 		"when nothing\n"
-		"failed.\n");
+		"failed.\n"
+		"status lists every job StateDir knows with a stage in progress "
+		"or failed\n"
+		"(as root), from one Query for all of them.\n");
 }

@@ -459,6 +459,8 @@ int main(int argc, char **argv)
 		return cmd_network(argc, argv);
 	if (!strcmp(argv[1], "doctor"))
 		return cbb_cmd_doctor(argc, argv);
+	if (!strcmp(argv[1], "status"))
+		return cbb_cmd_status(argc, argv);
 	fprintf(stderr, "conduit-bb: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	cbb_admin_usage(stderr);
