@@ -64,7 +64,7 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
 # read StateDir through the module's own code.
 CLI_ADMIN := core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
              bb/statefile switch/jobinfo switch/controller \
-             cli/admin cli/elf cli/doctor cli/statedir cli/status
+             cli/admin cli/elf cli/doctor cli/statedir cli/status cli/metrics
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch);

@@ -165,6 +165,8 @@ for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
 done
 check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \
 	sh tests/admin/status.sh
+check "conduit-bb metrics: parsed by a Prometheus text parser, values from the hooks' AuditLog and StateDir" \
+	sh tests/admin/metrics.sh
 
 seed_examples() {
 	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"

@@ -10,6 +10,7 @@ void cbb_admin_usage(FILE *f)
 		"[--slurm-conf FILE] [--module FILE]\n"
 		"       conduit-bb status [--json] [--all] [--stuck DURATION] "
 		"[--config FILE]\n"
+		"       conduit-bb metrics [--output FILE] [--config FILE]\n"
 		"\n"
 		"doctor checks the installation end to end (run it as root or "
 		"SlurmUser):\n"
@@ -18,5 +19,8 @@ void cbb_admin_usage(FILE *f)
 		"failed.\n"
 		"status lists every job StateDir knows with a stage in progress "
 		"or failed\n"
-		"(as root), from one Query for all of them.\n");
+		"(as root), from one Query for all of them.\n"
+		"metrics prints Prometheus text (AuditLog counters, StateDir "
+		"gauges) for\n"
+		"node_exporter's textfile collector.\n");
 }

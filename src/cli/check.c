@@ -461,6 +461,8 @@ int main(int argc, char **argv)
 		return cbb_cmd_doctor(argc, argv);
 	if (!strcmp(argv[1], "status"))
 		return cbb_cmd_status(argc, argv);
+	if (!strcmp(argv[1], "metrics"))
+		return cbb_cmd_metrics(argc, argv);
 	fprintf(stderr, "conduit-bb: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	cbb_admin_usage(stderr);

@@ -1,6 +1,8 @@
 /* statedir.c - see statedir.h */
 #include "statedir.h"
 
+#include "key.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -162,4 +164,55 @@ int cbb_sd_become_owner(const cbb_config_t *cfg, cbb_err_t *err)
 		return cbb_err(err, "cannot become uid %u, StateDir %s's owner: "
 			       "%s", (unsigned)st.st_uid, dir, strerror(errno));
 	return 0;
+}
+
+bool cbb_sd_is_start(char kind)
+{
+	return kind == CBB_REC_STARTED || kind == CBB_REC_UNSURE ||
+	       kind == CBB_REC_REFUSED || kind == CBB_REC_LOST;
+}
+
+void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st)
+{
+	int want = CBB_KEY_POST;
+	size_t i;
+	int pass;
+
+	memset(st, 0, sizeof(*st));
+	/* a stage-out's records first; without any, the stage-in's */
+	for (pass = 0; pass < 2 && !st->any; pass++, want = CBB_KEY_PRE)
+		for (i = 0; i < recs->n; i++) {
+			const cbb_rec_t *r = &recs->v[i];
+
+			if (!cbb_sd_is_start(r->kind) || r->type != want)
+				continue;
+			if (!st->any || r->attempt > st->attempt)
+				st->attempt = r->attempt;
+			st->any = true;
+			st->out = want == CBB_KEY_POST;
+		}
+	want = st->out ? CBB_KEY_POST : CBB_KEY_PRE;
+	for (i = 0; i < recs->n; i++) {
+		const cbb_rec_t *r = &recs->v[i];
+		size_t k;
+
+		if (r->type != want || r->attempt != st->attempt)
+			continue;
+		st->accounted |= r->kind == CBB_REC_ACCOUNTED;
+		if (!cbb_sd_is_start(r->kind))
+			continue;
+		/* records are appended: a directive's last one is its newest */
+		for (k = i + 1; k < recs->n; k++)
+			if (cbb_sd_is_start(recs->v[k].kind) &&
+			    recs->v[k].type == want &&
+			    recs->v[k].attempt == st->attempt &&
+			    recs->v[k].index == r->index)
+				break;
+		if (k < recs->n)
+			continue;
+		st->started += r->kind == CBB_REC_STARTED;
+		st->unsure += r->kind == CBB_REC_UNSURE;
+		st->refused += r->kind == CBB_REC_REFUSED;
+		st->lost += r->kind == CBB_REC_LOST;
+	}
 }

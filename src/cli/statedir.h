@@ -15,6 +15,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "err.h"
+#include "statefile.h"
 
 enum {
 	CBB_SD_STARTED = 1 << 0,
@@ -40,6 +41,24 @@ typedef struct {
 /* List StateDir, sorted by cluster and job id. */
 int cbb_sd_list(const cbb_config_t *cfg, cbb_sd_list_t *out, cbb_err_t *err);
 void cbb_sd_free(cbb_sd_list_t *l);
+
+/* A record of a start: started, unconfirmed, refused or lost. */
+bool cbb_sd_is_start(char kind);
+
+/*
+ * The stage a job's records say it is in: its stage-out once it has a
+ * start record of one (the newest attempt), else its stage-in; whether
+ * that stage's summary is written (the stage is over); and how many of
+ * its directives have a newest start record of each kind.
+ */
+typedef struct {
+	bool out;
+	bool any;           /* any start record at all */
+	uint32_t attempt;
+	bool accounted;
+	unsigned started, unsure, refused, lost;
+} cbb_sd_stage_t;
+void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st);
 
 /*
  * Run as StateDir's owner from now on: the module refuses a StateDir

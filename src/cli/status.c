@@ -122,12 +122,6 @@ static void human_age(char *buf, size_t size, int64_t s)
 			 (long long)s % 86400 / 3600);
 }
 
-static bool is_start(char kind)
-{
-	return kind == CBB_REC_STARTED || kind == CBB_REC_UNSURE ||
-	       kind == CBB_REC_REFUSED || kind == CBB_REC_LOST;
-}
-
 /* The newest transfer the server has for a directive of one attempt. */
 static const cbb_transfer_t *transfer_of(const cbb_transfers_t *t,
 					 uint32_t job, int type,
@@ -210,36 +204,18 @@ static uint32_t array_of(const cbb_recs_t *recs)
  */
 static int plan_job(job_t *j)
 {
-	bool any = false;
+	cbb_sd_stage_t st;
 	size_t i;
 
-	for (i = 0; i < j->recs.n; i++) {
-		const cbb_rec_t *r = &j->recs.v[i];
-
-		if (!is_start(r->kind) || r->type != CBB_KEY_POST)
-			continue;
-		if (!any || r->attempt > j->attempt)
-			j->attempt = r->attempt;
-		any = true;
-	}
-	j->out = any;
-	for (i = 0; !j->out && i < j->recs.n; i++) {
-		const cbb_rec_t *r = &j->recs.v[i];
-
-		if (!is_start(r->kind) || r->type != CBB_KEY_PRE)
-			continue;
-		if (!any || r->attempt > j->attempt)
-			j->attempt = r->attempt;
-		any = true;
-	}
+	cbb_sd_stage_of(&j->recs, &st);
+	j->out = st.out;
+	j->attempt = st.attempt;
+	j->accounted = st.accounted;
 	for (i = 0; i < j->recs.n; i++) {
 		const cbb_rec_t *r = &j->recs.v[i];
 		int type = j->out ? CBB_KEY_POST : CBB_KEY_PRE;
 
-		if (r->kind == CBB_REC_ACCOUNTED && r->type == type &&
-		    r->attempt == j->attempt)
-			j->accounted = true;
-		if (!is_start(r->kind) || r->type != type ||
+		if (!cbb_sd_is_start(r->kind) || r->type != type ||
 		    r->attempt != j->attempt)
 			continue;
 		if (!j->since || r->made < j->since)
@@ -251,7 +227,7 @@ static int plan_job(job_t *j)
 	for (i = 0; !j->out && i < j->shared.n; i++) {
 		const cbb_rec_t *r = &j->shared.v[i];
 
-		if (!is_start(r->kind) || r->type != CBB_KEY_SHARED)
+		if (!cbb_sd_is_start(r->kind) || r->type != CBB_KEY_SHARED)
 			continue;
 		if (!j->since || r->made < j->since)
 			j->since = r->made;
@@ -277,7 +253,7 @@ static void judge(job_t *j, const cbb_transfers_t *t, bool have_t,
 				       &j->recs;
 
 		for (k = 0; k < rs->n; k++)
-			if (is_start(rs->v[k].kind) && rs->v[k].type == d->type &&
+			if (cbb_sd_is_start(rs->v[k].kind) && rs->v[k].type == d->type &&
 			    rs->v[k].index == d->index &&
 			    (d->type == CBB_KEY_SHARED ||
 			     rs->v[k].attempt == attempt) &&

@@ -1,7 +1,8 @@
 -- jobs.lua OUT - staging jobs in every state `conduit-bb status` and
 -- `conduit-bb metrics` report, made through the real hooks (the module,
 -- fresh per call as Slurm loads it) against the Conduit test server:
---   done     stage-in finished and accounted (AuditLog lines)
+--   done     stage-in and stage-out finished and accounted: AuditLog
+--            lines for a stage-in, a stage-out and one --when= skipped
 --   failed   stage-in whose line 4 fails validation, line 3 still moving
 --   outage   the server unavailable during its poll (a .down record)
 --   running  stage-in of two directives held in DATA_TRANSFERRING
@@ -19,9 +20,16 @@ local function call(hook, j, info)
   return _G[hook](j.id, j.script, j.uid, j.uid, info or j.info)
 end
 
-local done = H.new_job({ "#CONDUIT_PRE cp in/a.txt out/done.txt" })
+local done = H.new_job({ "#CONDUIT_PRE cp in/a.txt out/done.txt",
+                         "#CONDUIT_POST cp in/a.txt out/done-out.txt",
+                         "#CONDUIT_POST --when=failure cp in/a.txt out/done-ckpt.txt" })
 assert(call("slurm_bb_data_in", done) == 0)
 assert(H.poll("slurm_bb_test_data_in", done) == 0, "done did not stage in")
+-- it ran and exited 0 (job_state 3 is COMPLETED): the --when=failure line is skipped
+done.info = H.info_of(done, { burst_buffer_state = "staging-out", job_state = 3,
+                              exit_code = 0 })
+assert(call("slurm_bb_data_out", done) == 0)
+assert(H.poll("slurm_bb_test_data_out", done) == 0, "done did not stage out")
 ids[#ids + 1] = "done=" .. done.id
 
 -- the server refuses every Query and start: the poll records the outage

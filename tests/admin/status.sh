@@ -45,9 +45,9 @@ row() { # row JOB 'regex of the rest'
 status
 [ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$t/err")"
 [ "$queries" -eq 1 ] || fail "$queries Queries, not 1"
-# that one Query matched every transfer of the five jobs: 1 + 2 + 2 + 1
-tail -n 1 "$t/server/rpc.log" | grep -q '"cn": "conduit-service".*"matched": 6' ||
-	fail "the Query did not match the 6 transfers: $(tail -n 1 "$t/server/rpc.log")"
+# that one Query matched every transfer of the five jobs: 2 + 2 + 2 + 1
+tail -n 1 "$t/server/rpc.log" | grep -q '"cn": "conduit-service".*"matched": 7' ||
+	fail "the Query did not match the 7 transfers: $(tail -n 1 "$t/server/rpc.log")"
 row "$running" 'cbbuser +in +0 +0/2 +0 B +- +[0-9ms]+ +running$'
 row "$failed" 'cbbuser +in +0 +0/2 +0 B +- +[0-9ms]+ +FAILED$'
 grep -q "^    line 4: failed: ERROR_VALIDATION: failed to get source\[in/missing.txt\]$" "$t/out" ||
@@ -68,7 +68,7 @@ row "$out" '.* STUCK \(nothing moved for [0-9]+s\)$'
 grep -q '(1 failed, 2 stuck, 1 waiting on an outage); 1 Query$' "$t/out" || fail "stuck summary"
 
 status --all
-row "$done" 'cbbuser +in +0 +1/1 +6 B +- +[0-9ms]+ +done$'
+row "$done" 'cbbuser +out +0 +1/1 +6 B +- +[0-9ms]+ +done$'
 
 status --json
 [ "$rc" -eq 0 ] && [ "$queries" -eq 1 ] || fail "--json: exit $rc, $queries Queries"
@@ -78,7 +78,7 @@ d = json.load(open(sys.argv[1]))
 running, failed, outage, out = map(int, sys.argv[2:])
 jobs = {j["job"]: j for j in d["jobs"]}
 assert set(jobs) == {running, failed, outage, out}, jobs.keys()
-assert d["query"] == {"count": 1, "ok": True, "transfers": 6, "error": None}, d["query"]
+assert d["query"] == {"count": 1, "ok": True, "transfers": 7, "error": None}, d["query"]
 r = jobs[running]
 assert (r["user"], r["stage"], r["done"], r["total"], r["state"]) == ("cbbuser", "in", 0, 2, "running"), r
 f = jobs[failed]
