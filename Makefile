@@ -18,6 +18,7 @@ CC           ?= cc
 PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
 DOCDIR       ?= $(PREFIX)/share/doc/conduit-bb
+MANDIR       ?= $(PREFIX)/share/man
 SYSCONFDIR   ?= /etc
 SLURM_CONFDIR ?= $(SYSCONFDIR)/slurm
 # Lua's default package.cpath looks in $(PREFIX)/lib/lua/<version>.
@@ -141,9 +142,12 @@ demo: deps
 # <name>.conduit-bb for the admin to merge.
 install: $(SO) $(CLI)
 	install -d $(DESTDIR)$(LUA_CMOD_DIR) $(DESTDIR)$(BINDIR) \
-	  $(DESTDIR)$(SLURM_CONFDIR) $(DESTDIR)$(DOCDIR)
+	  $(DESTDIR)$(SLURM_CONFDIR) $(DESTDIR)$(DOCDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(SO) $(DESTDIR)$(LUA_CMOD_DIR)/conduit_bb.so
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/conduit-bb
+	install -m 0644 man/conduit-bb.1 $(DESTDIR)$(MANDIR)/man1/conduit-bb.1
+	install -m 0644 man/conduit_bb.conf.5 $(DESTDIR)$(MANDIR)/man5/conduit_bb.conf.5
 	for f in burst_buffer.lua switch.lua; do \
 	  dst=$(DESTDIR)$(SLURM_CONFDIR)/$$f; \
 	  if [ -e "$$dst" ] && ! cmp -s lua/$$f "$$dst"; then \
@@ -158,7 +162,8 @@ install: $(SO) $(CLI)
 
 uninstall:
 	rm -f $(DESTDIR)$(LUA_CMOD_DIR)/conduit_bb.so $(DESTDIR)$(BINDIR)/conduit-bb \
-	  $(DESTDIR)$(SLURM_CONFDIR)/conduit_bb.conf.example
+	  $(DESTDIR)$(SLURM_CONFDIR)/conduit_bb.conf.example \
+	  $(DESTDIR)$(MANDIR)/man1/conduit-bb.1 $(DESTDIR)$(MANDIR)/man5/conduit_bb.conf.5
 	for f in burst_buffer.lua switch.lua; do \
 	  dst=$(DESTDIR)$(SLURM_CONFDIR)/$$f; \
 	  rm -f "$$dst.conduit-bb"; \

@@ -167,6 +167,8 @@ check "conduit-bb status: jobs the real hooks left in every state, one Query for
 	sh tests/admin/status.sh
 check "conduit-bb metrics: parsed by a Prometheus text parser, values from the hooks' AuditLog and StateDir" \
 	sh tests/admin/metrics.sh
+check "man pages render without warnings, every key of config.c's table in conduit_bb.conf(5)" \
+	sh tests/admin/manpages.sh
 
 seed_examples() {
 	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"
