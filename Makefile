@@ -6,6 +6,7 @@
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
+#   make rpm / make deb       the RPM (rpm/conduit-bb.spec) / the Debian package
 
 VERSION      := 0.1.0
 B            := build
@@ -80,7 +81,7 @@ $(LB)/core/%.o $(B)/cli/core/%.o: INC = -Isrc/core
 $(LB)/bb/%.o $(B)/cli/bb/%.o: INC = -Isrc/core -Isrc/bb -I$(GEN)
 $(LB)/switch/%.o $(B)/cli/switch/%.o: INC = -Isrc/core -Isrc/switch
 
-.PHONY: all check demo install uninstall fuzz clean deps lua-all bench rpm dist
+.PHONY: all check demo install uninstall fuzz clean deps lua-all bench rpm deb dist
 all: $(SO) $(CLI)
 
 # ---- generated protobuf-c code -------------------------------------
@@ -185,6 +186,11 @@ rpm: dist
 	rpmbuild -ta --nodeps --define "_topdir $(CURDIR)/$(B)/rpm" \
 	  --define "lua_version $(RPM_LUA_VERSION)" $(B)/conduit-bb-$(VERSION).tar.gz
 	@ls $(B)/rpm/RPMS/*/conduit-bb-*.rpm
+
+# The Debian package (dpkg-deb): for Lua 5.1, where Debian's Slurm looks
+# (deb/build.sh); build/deb/conduit-bb_*.deb.
+deb:
+	sh deb/build.sh $(CURDIR)/$(B)/deb
 
 clean:
 	rm -rf $(B)

@@ -10,7 +10,8 @@ libcmocka-dev libjansson-dev libprotobuf-c-dev protobuf-c-compiler
 libcurl4-openssl-dev libssl-dev openssl
 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc
 rpm debootstrap
-python3-prometheus-client"
+python3-prometheus-client man-db groff-base
+dpkg-dev lintian logrotate cpio"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -169,6 +169,8 @@ check "conduit-bb metrics: parsed by a Prometheus text parser, values from the h
 	sh tests/admin/metrics.sh
 check "man pages render without warnings, every key of config.c's table in conduit_bb.conf(5)" \
 	sh tests/admin/manpages.sh
+check "make deb: lintian clean, Debian's Lua 5.1 path, conffiles, dpkg install/purge, logrotate; the RPM's logrotate" \
+	sh tests/admin/packages.sh
 
 seed_examples() {
 	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"
