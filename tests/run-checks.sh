@@ -160,7 +160,8 @@ done
 
 # --- conduit-bb doctor: each failure mode set up for real (tests/admin) ---
 for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
-	state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors; do
+	state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors \
+	switch; do
 	check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
 done
 check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \

@@ -1010,6 +1010,12 @@ static void check_switch(doctor_t *d)
 	}
 	if (!c->switch_http)
 		return;
+	if ((c->switch_ca && !check_access(d, "SwitchCACert", c->switch_ca, false)) ||
+	    (c->switch_cert && !check_access(d, "SwitchClientCert", c->switch_cert,
+					      false)) ||
+	    (c->switch_key && !check_access(d, "SwitchClientKey", c->switch_key,
+					     true)))
+		return;
 	if (cbb_slurm_cluster_name(path, sizeof(path), cluster,
 				   sizeof(cluster)) < 0)
 		snprintf(cluster, sizeof(cluster), "cluster");

@@ -24,6 +24,8 @@
 #   shim          a burst_buffer.lua that is not the one line: FAIL
 #   config-errors two bad lines in conduit_bb.conf: a FAIL for each, with
 #                 its line, and the other checks still run
+#   switch        the switch half: a real test controller answering (ok),
+#                 then SessionKeyFile mode 0644 and the controller stopped
 # Needs root (files owned by nobody, checks made as nobody, mounts).
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,6 +40,7 @@ mounts=
 cleanup() {
 	for m in $mounts; do umount "$m" 2>/dev/null; done
 	sh "$here/tests/conduit/server-ctl.sh" stop "$t/server" 2>/dev/null
+	sh "$here/tests/switch/controller-ctl.sh" stop "$t/controller" 2>/dev/null
 	rm -rf "$t"
 }
 trap cleanup EXIT
@@ -316,6 +319,39 @@ config-errors)
 	[ "$(grep -c '^FAIL  config: ' "$t/out")" -eq 2 ] || fail "not two config errors"
 	only_failure config
 	expect ok "server: 127.0.0.1:$port answered"
+	;;
+switch)
+	sh "$here/tests/switch/controller-ctl.sh" start "$t/controller" >/dev/null || exit 1
+	cp "$t/controller/pki/ca.crt" "$tls/broker-ca.crt"
+	cp "$t/controller/pki/service.crt" "$tls/broker.crt"
+	cp "$t/controller/pki/service.key" "$tls/broker.key"
+	chown nobody "$tls/broker.crt" "$tls/broker.key"
+	openssl rand 64 > "$tls/session.key"
+	chown nobody "$tls/session.key"
+	chmod 0600 "$tls/session.key"
+	cat >> "$t/etc/conduit_bb.conf" <<EOF2
+SwitchController=http
+SwitchControllerURL=https://localhost:$(cat "$t/controller/port")
+SwitchCACert=$tls/broker-ca.crt
+SwitchClientCert=$tls/broker.crt
+SwitchClientKey=$tls/broker.key
+SessionKeyFile=$tls/session.key
+EOF2
+	doctor
+	exits 0
+	expect ok "SessionKeyFile: $tls/session.key: private, readable by nobody"
+	expect ok "SwitchController: https://localhost:$(cat "$t/controller/port") answered"
+	chmod 0644 "$tls/session.key"
+	sh "$here/tests/switch/controller-ctl.sh" stop "$t/controller"
+	doctor
+	exits 1
+	expect FAIL "SessionKeyFile: $tls/session.key is mode 0644: readable by every user; chmod 0600"
+	expect FAIL "SwitchController: https://localhost:"
+	# a controller key SlurmUser cannot read
+	chmod 0644 "$tls/session.key"
+	chown root "$tls/broker.key"
+	doctor
+	expect FAIL "SwitchClientKey: $tls/broker.key cannot be read by SlurmUser nobody (Permission denied)"
 	;;
 *)
 	echo "unknown case $case"
