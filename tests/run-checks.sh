@@ -158,6 +158,21 @@ for d in tests/data/cli/*/; do
 	check "conduit-bb $c" cli_case "$c"
 done
 
+# --- conduit-bb doctor: each failure mode set up for real (tests/admin) ---
+for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
+	state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors \
+	switch; do
+	check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
+done
+check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \
+	sh tests/admin/status.sh
+check "conduit-bb metrics: parsed by a Prometheus text parser, values from the hooks' AuditLog and StateDir" \
+	sh tests/admin/metrics.sh
+check "man pages render without warnings, every key of config.c's table in conduit_bb.conf(5)" \
+	sh tests/admin/manpages.sh
+check "make deb: lintian clean, Debian's Lua 5.1 path, conffiles, dpkg install/purge, logrotate; the RPM's logrotate" \
+	sh tests/admin/packages.sh
+
 seed_examples() {
 	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"
 }

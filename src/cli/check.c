@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "directive.h"
 #include "netreq.h"
 #include "readfile.h"
@@ -439,6 +440,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
+		cbb_admin_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
@@ -449,7 +451,14 @@ int main(int argc, char **argv)
 		return cmd_check(argc, argv);
 	if (!strcmp(argv[1], "network"))
 		return cmd_network(argc, argv);
+	if (!strcmp(argv[1], "doctor"))
+		return cbb_cmd_doctor(argc, argv);
+	if (!strcmp(argv[1], "status"))
+		return cbb_cmd_status(argc, argv);
+	if (!strcmp(argv[1], "metrics"))
+		return cbb_cmd_metrics(argc, argv);
 	fprintf(stderr, "conduit-bb: unknown command '%s'\n", argv[1]);
 	usage(stderr);
+	cbb_admin_usage(stderr);
 	return 2;
 }
