@@ -88,38 +88,98 @@ static void note(cbb_job_ctx_t *j, int level, const char *msg)
 		j->log(j->log_ud, level, msg);
 }
 
-/* Append the summary to AdminComment, unless it is there already. */
+/*
+ * The job's AdminComment as Slurm holds it now, from `scontrol show job
+ * ID`: the line "   AdminComment=<text>" (Slurm prints it after WorkDir=,
+ * and only when the job has one).  1 with *comment set (NULL: none; free
+ * it), 0 when scontrol gave no job record (then the caller keeps the one
+ * of job_info).
+ */
+static int comment_now(cbb_job_ctx_t *j, const char *id, char **comment)
+{
+	char *argv[5], prog[512], show[] = "show", job[] = "job", idv[32];
+	static const char key[] = "\n   AdminComment=";
+	cbb_buf_t out, err;
+	const char *p, *e, *nn;
+	int status = -1, rc = 0;
+
+	*comment = NULL;
+	snprintf(prog, sizeof(prog), "%s", cbb_conf_scontrol(j->cfg));
+	snprintf(idv, sizeof(idv), "%s", id);
+	argv[0] = prog;
+	argv[1] = show;
+	argv[2] = job;
+	argv[3] = idv;
+	argv[4] = NULL;
+	cbb_buf_init(&out, 64 * 1024);
+	cbb_buf_init(&err, 4096);
+	if (cbb_run(argv, CBB_SCONTROL_TIMEOUT_MS, &out, &err, &status) == 0 &&
+	    status == 0 && out.data && !strncmp(out.data, "JobId=", 6)) {
+		rc = 1;
+		p = strstr(out.data, key);
+		if (p) {
+			p += sizeof(key) - 1;
+			/* to the next field's line ("\n   ") or the record's end */
+			e = strstr(p, "\n   ");
+			nn = strstr(p, "\n\n");
+			if (!e || (nn && nn < e))
+				e = nn;
+			if (!e)
+				e = p + strlen(p);
+			while (e > p && e[-1] == '\n')
+				e--;
+			*comment = strndup(p, (size_t)(e - p));
+			if (!*comment)
+				rc = 0;
+		}
+	}
+	cbb_buf_free(&out);
+	cbb_buf_free(&err);
+	return rc;
+}
+
+/*
+ * Append the summary to AdminComment, unless it is there already.  The
+ * comment is read again from Slurm just before the update: job_info's
+ * is as old as the hook call, and an operator's edit since must not be
+ * lost.  (What is edited between that read and the update, a moment
+ * later, still is: Slurm has no append; docs/admin.md says so.)
+ */
 static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 {
-	char id[32], *argv[5], prog[512], upd[] = "update", msg[512];
+	char id[32], jobid[48], *argv[5], prog[512], upd[] = "update",
+		msg[512], *now;
 	const char *old = j->admin_comment ? j->admin_comment : "";
 	cbb_buf_t arg, out, err;
 	int status = -1;
 
+	/* an array's own id names every task: name the task */
+	if (j->array_job_id && j->array_task_id != CBB_NO_VAL)
+		snprintf(id, sizeof(id), "%u_%u", j->array_job_id,
+			 j->array_task_id);
+	else
+		snprintf(id, sizeof(id), "%u", j->job_id);
+	if (comment_now(j, id, &now))
+		old = now ? now : "";
 	if (strstr(old, summary))
-		return;
+		goto out;
 	if (strlen(old) + strlen(summary) + 2 > CBB_ADMIN_COMMENT_MAX) {
 		snprintf(msg, sizeof(msg), "job %u: AdminComment is full; "
 			 "staging summary not added", j->job_id);
 		note(j, 0, msg);
-		return;
+		goto out;
 	}
 	cbb_buf_init(&arg, 0);
 	if (cbb_buf_printf(&arg, "AdminComment=%s%s%s", old,
 			   old[0] ? "; " : "", summary) < 0) {
 		cbb_buf_free(&arg);
-		return;
+		goto out;
 	}
 	snprintf(prog, sizeof(prog), "%s", cbb_conf_scontrol(j->cfg));
-	/* an array's own id names every task: name the task */
-	if (j->array_job_id && j->array_task_id != CBB_NO_VAL)
-		snprintf(id, sizeof(id), "JobId=%u_%u", j->array_job_id,
-			 j->array_task_id);
-	else
-		snprintf(id, sizeof(id), "JobId=%u", j->job_id);
+	snprintf(jobid, sizeof(jobid), "JobId=%s", id);
 	argv[0] = prog;
 	argv[1] = upd;
-	argv[2] = id;
+	argv[2] = jobid;
 	argv[3] = arg.data;
 	argv[4] = NULL;
 	cbb_buf_init(&out, 4096);
@@ -135,6 +195,8 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
 	cbb_buf_free(&arg);
+out:
+	free(now);
 }
 
 /* One audit record: what was asked and what became of it. */

@@ -92,7 +92,26 @@ describe("staging in accounting", function()
     local c = comments(j)
     assert.are.equal(2, #c)
     assert.matches("^conduit attempt 0: in 1 transfer 6 B", c[1])
-    assert.matches("^conduit attempt 1: in 0 transfers 0 B 0 s %(1 kept%); 0 failed$", c[2])
+    -- appended to what Slurm holds by then: attempt 0's summary
+    assert.are.equal(c[1], c[2]:sub(1, #c[1]))
+    assert.matches("; conduit attempt 1: in 0 transfers 0 B 0 s %(1 kept%); 0 failed$", c[2])
+  end)
+
+  it("appends to the AdminComment Slurm holds just before the update", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-edit.txt" })
+    j.info = info_of(j, { admin_comment = "site note" })
+    -- an operator edits the comment after Slurm handed the hook its job_info
+    H.spit(jobstates .. "/admin_comment." .. j.id, "site note; operator: disk checked")
+    stage(j, "data_in")
+    local c = comments(j)
+    assert.are.equal(1, #c)
+    assert.matches("^site note; operator: disk checked; conduit attempt 0: in 1 transfer", c[1])
+    -- an operator who removed the comment altogether: nothing of the old one
+    local k = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-cleared.txt" })
+    k.info = info_of(k, { admin_comment = "stale note" })
+    H.spit(jobstates .. "/admin_comment." .. k.id, "")
+    stage(k, "data_in")
+    assert.matches("^conduit attempt 0: in 1 transfer", comments(k)[1])
   end)
 
   it("writes one JSON line per transfer to AuditLog", function()
