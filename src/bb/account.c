@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,15 +255,85 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	return o;
 }
 
+/*
+ * Open AuditLog for one append, trusting only what an audit trail may
+ * be: never through a symbolic link and never blocking (a FIFO), a
+ * regular file of the effective uid with no other name, in a directory
+ * of root or the effective uid that neither group nor others may write
+ * (so nobody else can edit, swap or pre-create it).  The fd, or -1 with
+ * why in msg.
+ */
+static int audit_open(const char *path, char *msg, size_t size)
+{
+	const char *slash = strrchr(path, '/'); /* absolute: config checks */
+	char dir[4096];
+	struct stat st;
+	int dfd, fd, e;
+
+	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(dir)) {
+		snprintf(msg, size, "it is not a file path");
+		return -1;
+	}
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(msg, size, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(dfd, &st) < 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(msg, size, "its directory %s belongs to uid %u with "
+			 "mode %04o: it must be root's or uid %u's and not "
+			 "writable by group or others", dir[0] ? dir : "/",
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 (unsigned)geteuid());
+		close(dfd);
+		return -1;
+	}
+	fd = openat(dfd, slash + 1, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+		    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0640);
+	e = errno;
+	close(dfd);
+	if (fd < 0) {
+		snprintf(msg, size, "%s", e == ENXIO ? "it is not a regular "
+			 "file (a FIFO)" : e == ELOOP ? "it is a symbolic link" :
+			 strerror(e));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(msg, size, "it is not a regular file");
+	} else if (st.st_uid != geteuid()) {
+		snprintf(msg, size, "it belongs to uid %u, not uid %u (who "
+			 "runs the hooks)", (unsigned)st.st_uid, (unsigned)geteuid());
+	} else if (st.st_nlink != 1) {
+		snprintf(msg, size, "it has %lu names (hard links)",
+			 (unsigned long)st.st_nlink);
+	} else {
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
 static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		  cbb_stage_t stage, const cbb_transfers_t *have)
 {
 	int64_t now = (int64_t)time(NULL);
 	cbb_buf_t lines;
-	char msg[512];
+	char msg[4600], why[4400];
 	size_t i;
 	int fd;
 
+	/* once per stage end; an unsafe file is said once, and skipped */
+	fd = audit_open(j->cfg->audit_log, why, sizeof(why));
+	if (fd < 0) {
+		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: "
+			 "%s; no audit line written", j->job_id,
+			 j->cfg->audit_log, why);
+		note(j, -1, msg);
+		return;
+	}
 	cbb_buf_init(&lines, (size_t)4 << 20);
 	for (i = 0; i < plan->n; i++) {
 		const cbb_directive_t *d = &plan->v[i];
@@ -281,16 +352,12 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		}
 		free(s);
 	}
-	fd = open(j->cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-				     O_NOFOLLOW | O_NOCTTY, 0640);
-	if (fd < 0 || (lines.len &&
-		       write(fd, lines.data, lines.len) != (ssize_t)lines.len)) {
+	if (lines.len && write(fd, lines.data, lines.len) != (ssize_t)lines.len) {
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: %s",
 			 j->job_id, j->cfg->audit_log, strerror(errno));
 		note(j, -1, msg);
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	cbb_buf_free(&lines);
 }
 
