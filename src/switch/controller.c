@@ -4,6 +4,8 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <jansson.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +83,41 @@ out:
 	curl_slist_free_all(h);
 	curl_easy_cleanup(e);
 	return status;
+}
+
+void cbb_session_wipe(cbb_session_t *s)
+{
+	cbb_wipe(s, sizeof(*s));
+}
+
+/*
+ * jansson copies the token while it parses an answer (the lexer's
+ * buffers, the string) and frees those copies as they are.  Its memory
+ * goes through a free that wipes each block first; it allocates with
+ * malloc as before, so blocks it took before the switch are freed right
+ * too (malloc_usable_size knows their size).  Installed once per
+ * process, and only over jansson's defaults: a host that set its own
+ * allocator keeps it.  (The switch hooks that talk to the controller run
+ * in a slurmscriptd child of their own.)
+ */
+static void wiping_free(void *p)
+{
+	if (p) {
+		cbb_wipe(p, malloc_usable_size(p));
+		free(p);
+	}
+}
+
+static pthread_once_t json_wipe_once = PTHREAD_ONCE_INIT;
+
+static void json_wipe_install(void)
+{
+	json_malloc_t m = NULL;
+	json_free_t f = NULL;
+
+	json_get_alloc_funcs(&m, &f);
+	if (m == malloc && f == free)
+		json_set_alloc_funcs(malloc, wiping_free);
 }
 
 static const char *jstr(json_t *o, const char *k)
@@ -184,7 +221,8 @@ static int parse_session(const cbb_config_t *cfg, const char *text,
 		rc = -1;
 	}
 	if (rc < 0) {
-		memset(s, 0, sizeof(*s));
+		/* the answer may have held a token: wipe what was copied */
+		cbb_session_wipe(s);
 		json_decref(o);
 		return -1;
 	}
@@ -231,7 +269,10 @@ cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *j,
 	json_decref(body);
 	if (!text)
 		return cbb_err(err, "out of memory"), CBB_CTL_TRANSIENT;
+	(void)pthread_once(&json_wipe_once, json_wipe_install);
+	/* the answer holds the token: wiped as it grows and when freed */
 	cbb_buf_init(&reply, REPLY_MAX);
+	cbb_buf_secret(&reply);
 	status = request(cfg, "PUT", j->cluster, j->job_id, text, &reply, err);
 	free(text);
 	if (status == 200 || status == 201) {
@@ -267,10 +308,7 @@ cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *j,
 			cbb_err(err, "the controller answered HTTP %ld", status);
 		rc = CBB_CTL_TRANSIENT;
 	}
-	/* the reply held the token: wipe it */
-	if (reply.data)
-		memset(reply.data, 0, reply.len);
-	cbb_buf_free(&reply);
+	cbb_buf_free(&reply); /* secret: wiped */
 	return rc;
 }
 
@@ -281,6 +319,7 @@ cbb_ctl_rc_t cbb_ctl_release(const cbb_config_t *cfg, const char *cluster,
 	long status;
 
 	cbb_buf_init(&reply, REPLY_MAX);
+	cbb_buf_secret(&reply); /* a controller may echo the session */
 	status = request(cfg, "DELETE", cluster, job_id, NULL, &reply, err);
 	cbb_buf_free(&reply);
 	if (status == 200 || status == 204)

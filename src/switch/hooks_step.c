@@ -210,7 +210,7 @@ static int l_step_init(lua_State *L)
 				cfg.session_dir ? cfg.session_dir : CBB_SESSION_DIR,
 				ji.cluster, ji.job_id, ji.uid, token, path,
 				sizeof(path), &err);
-			memset(token, 0, sizeof(token));
+			cbb_wipe(token, sizeof(token));
 			cbb_config_free(&cfg);
 			if (rc < 0) {
 				cbb_log(L, CBB_LOG_ERROR, "switch: step_init: "
@@ -225,7 +225,7 @@ static int l_step_init(lua_State *L)
 		} else {
 			cbb_config_free(&cfg);
 			lua_pushstring(L, token);
-			memset(token, 0, sizeof(token));
+			cbb_wipe(token, sizeof(token));
 		}
 	} else {
 		/* never let a token from the submitting shell leak in */
