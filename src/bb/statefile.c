@@ -247,13 +247,44 @@ static bool rec_ours(const cbb_rec_t *r, uint32_t restart, int64_t submit)
 	return r->type == CBB_KEY_POST && r->attempt + 1 == r->restart;
 }
 
+/*
+ * The records of `text` that belong to this job (rec_ours) into out;
+ * with `keep`, their lines too (for a rewrite).  The number of lines
+ * dropped: damaged, or another job's.
+ */
+static size_t parse_recs(const char *text, size_t len, uint32_t restart,
+			 int64_t submit, cbb_recs_t *out, cbb_buf_t *keep)
+{
+	const char *p, *nl;
+	size_t dropped = 0;
+
+	out->v = calloc(len / 16 + 1, sizeof(*out->v));
+	out->n = 0;
+	for (p = text; out->v && *p; p = nl + 1) {
+		cbb_rec_t r;
+
+		nl = strchr(p, '\n');
+		if (!nl)
+			break; /* a torn last line is not a record */
+		if (!rec_parse(p, (size_t)(nl - p), &r) ||
+		    !rec_ours(&r, restart, submit)) {
+			dropped++;
+			continue;
+		}
+		out->v[out->n++] = r;
+		if (keep)
+			(void)cbb_buf_add(keep, p, (size_t)(nl - p) + 1);
+	}
+	return dropped;
+}
+
 static int recs_load(const cbb_config_t *cfg, const char *cluster,
 		     uint32_t job_id, const char *what, uint32_t restart,
 		     int64_t submit, cbb_recs_t *out, cbb_err_t *err)
 {
 	cbb_buf_t keep;
-	char *text, *p, *nl;
-	size_t len, dropped = 0;
+	char *text;
+	size_t len, dropped;
 	int fd;
 
 	out->v = NULL;
@@ -269,22 +300,8 @@ static int recs_load(const cbb_config_t *cfg, const char *cluster,
 		close(fd);
 		return 0;
 	}
-	out->v = calloc(len / 16 + 1, sizeof(*out->v));
 	cbb_buf_init(&keep, RECS_MAX_BYTES);
-	for (p = text; out->v && *p; p = nl + 1) {
-		cbb_rec_t r;
-
-		nl = strchr(p, '\n');
-		if (!nl)
-			break; /* a torn last line is not a record */
-		if (!rec_parse(p, (size_t)(nl - p), &r) ||
-		    !rec_ours(&r, restart, submit)) {
-			dropped++;
-			continue;
-		}
-		out->v[out->n++] = r;
-		(void)cbb_buf_add(&keep, p, (size_t)(nl - p) + 1);
-	}
+	dropped = parse_recs(text, len, restart, submit, out, &keep);
 	if (dropped && out->v) {
 		/* rewrite in place, still under the lock */
 		if (ftruncate(fd, 0) == 0 && keep.len &&
@@ -295,6 +312,114 @@ static int recs_load(const cbb_config_t *cfg, const char *cluster,
 	free(text);
 	close(fd);
 	return 0;
+}
+
+int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err)
+{
+	struct stat st;
+
+	if (lstat(cbb_conf_state_dir(cfg), &st) < 0 && errno == ENOENT)
+		return 0; /* the first stage hook makes it */
+	return cbb_state_dir_check(cfg, false, err);
+}
+
+/*
+ * Records for a caller inside slurmctld (get_status): read only.  No
+ * StateDir is created, no file is written or rewritten, and a writer's
+ * lock is waited for at most CBB_PEEK_LOCK_MS, then the file is read as
+ * it is (appends are one write(2) each and a torn last line is no
+ * record: at worst a row is missing from one answer).  0, or -1 (err
+ * set) when StateDir is unsafe; missing means no records.
+ */
+#define CBB_PEEK_LOCK_MS 100
+
+static int recs_peek(const cbb_config_t *cfg, const char *cluster,
+		     uint32_t job_id, const char *what, uint32_t restart,
+		     int64_t submit, cbb_recs_t *out, cbb_err_t *err)
+{
+	char name[CBB_CLUSTER_MAX + 48], *text;
+	struct stat st;
+	unsigned waited;
+	size_t len;
+	int dfd, fd;
+
+	out->v = NULL;
+	out->n = 0;
+	if (lstat(cbb_conf_state_dir(cfg), &st) < 0 && errno == ENOENT)
+		return 0;
+	dfd = dir_open(cfg, false, err);
+	if (dfd < 0)
+		return -1;
+	name_of(name, sizeof(name), cluster, job_id, what);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	close(dfd);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	for (waited = 0; flock(fd, LOCK_SH | LOCK_NB) < 0 &&
+	     errno == EWOULDBLOCK && waited < CBB_PEEK_LOCK_MS; waited += 10)
+		usleep(10000);
+	text = read_all(fd, RECS_MAX_BYTES, &len);
+	close(fd);
+	if (!text)
+		return 0;
+	(void)parse_recs(text, len, restart, submit, out, NULL);
+	free(text);
+	return 0;
+}
+
+int cbb_skips_peek(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t job_id, cbb_recs_t *out, cbb_err_t *err)
+{
+	return recs_peek(cfg, cluster, job_id, "skipped", UINT32_MAX, 0, out,
+			 err);
+}
+
+uint32_t cbb_joined_array_peek(const cbb_config_t *cfg, const char *cluster,
+			       uint32_t job_id)
+{
+	cbb_recs_t own;
+	cbb_err_t err;
+	size_t i;
+	long a = 0;
+
+	cbb_err_clear(&err);
+	if (recs_peek(cfg, cluster, job_id, "started", UINT32_MAX, 0, &own,
+		      &err) < 0)
+		return 0;
+	for (i = 0; i < own.n; i++)
+		if (own.v[i].kind == CBB_REC_JOINED)
+			a = strtol(own.v[i].id, NULL, 10);
+	cbb_recs_free(&own);
+	return a > 0 && a <= (long)UINT32_MAX ? (uint32_t)a : 0;
+}
+
+unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
+			       uint32_t array_job_id)
+{
+	cbb_recs_t r;
+	cbb_err_t err;
+	size_t i, k;
+	unsigned n = 0;
+
+	cbb_err_clear(&err);
+	if (!array_job_id || recs_peek(cfg, cluster, array_job_id, "shared",
+				       UINT32_MAX, 0, &r, &err) < 0)
+		return 0;
+	for (i = 0; i < r.n; i++) {
+		if (r.v[i].kind != CBB_REC_JOINED)
+			continue;
+		for (k = 0; k < i; k++)
+			if (r.v[k].kind == CBB_REC_JOINED &&
+			    !strcmp(r.v[k].id, r.v[i].id))
+				break;
+		n += k == i;
+	}
+	cbb_recs_free(&r);
+	return n;
 }
 
 void cbb_over_mark(const cbb_config_t *cfg, const char *cluster,

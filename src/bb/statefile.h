@@ -35,6 +35,8 @@
  * one-line message when it is missing or unsafe.
  */
 int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err);
+/* The same without creating it: 0 when it is safe or still missing. */
+int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err);
 
 /* Record (if not yet recorded) that the server is down for this job and
  * return when that was first seen; now on any storage problem. */
@@ -100,6 +102,21 @@ int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
 		   cbb_recs_t *out, cbb_err_t *err);
 int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
 		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
+
+/*
+ * For the hooks that run inside slurmctld or under its locks
+ * (get_status): read only, never creating StateDir, never rewriting a
+ * file, and waiting at most a moment for a writer's lock (then reading
+ * the file as it is).  The .skipped records of a job; the array a task
+ * joined (its own records), or 0; how many tasks joined an array's
+ * shared stage-ins.
+ */
+int cbb_skips_peek(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t job_id, cbb_recs_t *out, cbb_err_t *err);
+uint32_t cbb_joined_array_peek(const cbb_config_t *cfg, const char *cluster,
+			       uint32_t job_id);
+unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
+			       uint32_t array_job_id);
 
 /*
  * An array's shared stage-ins (docs/directives.md, "Job arrays"): start
