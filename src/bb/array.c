@@ -25,8 +25,12 @@ bool cbb_array_per_task(const char *text, size_t len)
  * stage-ins: a task that joined them and is not over.  When squeue
  * cannot say, it is taken to wait (a shared transfer is never aborted
  * under a task that may need it).  With none left, the array's shared
- * records go too.
+ * records go too.  All under the array's lock, as every start decision
+ * is: a task that is starting or joining them right now (it holds the
+ * lock) waits on them, and the records are never removed under it.
  */
+#define CBB_TEARDOWN_LOCK_WAIT_MS 2000
+
 bool cbb_array_others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
 			uint32_t self)
 {
@@ -35,15 +39,22 @@ bool cbb_array_others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
 	char sq[4200];
 	uint32_t *ids;
 	size_t i, n = 0;
-	int alive;
+	int alive, lock;
 
 	cbb_err_clear(&err);
+	lock = cbb_shared_lock(&c->base.cfg, c->base.cluster, array_job_id,
+			       CBB_TEARDOWN_LOCK_WAIT_MS);
+	if (lock < 0)
+		return true; /* busy: another task is inside, using them */
 	if (cbb_shared_load(&c->base.cfg, c->base.cluster, array_job_id,
-			    &joined, &err) < 0)
+			    &joined, &err) < 0) {
+		cbb_shared_unlock(lock);
 		return true;
+	}
 	ids = calloc(joined.n + 1, sizeof(*ids));
 	if (!ids) {
 		cbb_recs_free(&joined);
+		cbb_shared_unlock(lock);
 		return true;
 	}
 	for (i = 0; i < joined.n; i++) {
@@ -60,6 +71,7 @@ bool cbb_array_others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
 	free(ids);
 	if (alive == 0)
 		cbb_shared_forget(&c->base.cfg, c->base.cluster, array_job_id);
+	cbb_shared_unlock(lock);
 	return alive != 0;
 }
 

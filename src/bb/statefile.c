@@ -562,24 +562,65 @@ int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
 	return recs_add(cfg, cluster, array_job_id, "shared", r, n, err);
 }
 
+/*
+ * The lock file is unlinked (cbb_shared_forget, the sweep) only by the
+ * holder of its lock.  A process that opened it before the unlink and
+ * waited gets the lock of a file that is no longer at the path, while a
+ * newcomer creates and locks another: both would be inside.  So the
+ * lock counts only when the locked file is still the one at the path;
+ * otherwise it is dropped and the path opened again.
+ */
+static bool still_at_path(int dfd, const char *name, int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 &&
+	       fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int lock_at(int dfd, const char *name, unsigned wait_ms)
+{
+	unsigned waited = 0, reopened = 0;
+	int fd;
+
+	for (;;) {
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0)
+			return -1;
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK || waited >= wait_ms) {
+				close(fd);
+				return -1;
+			}
+			usleep(20000);
+			waited += 20;
+		}
+		if (still_at_path(dfd, name, fd))
+			return fd;
+		close(fd); /* unlinked meanwhile: not the lock any more */
+		if (++reopened > 100)
+			return -1;
+	}
+}
+
 int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
 		    uint32_t array_job_id, unsigned wait_ms)
 {
-	unsigned waited = 0;
-	int fd;
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_err_t ignored;
+	int dfd, fd;
 
-	fd = state_open(cfg, cluster, array_job_id, "shared-lock",
-			O_RDWR | O_CREAT, NULL);
-	if (fd < 0)
+	cbb_err_clear(&ignored);
+	dfd = dir_open(cfg, true, &ignored);
+	if (dfd < 0)
 		return -1;
-	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno != EWOULDBLOCK || waited >= wait_ms) {
-			close(fd);
-			return -1;
-		}
-		usleep(20000);
-		waited += 20;
-	}
+	name_of(name, sizeof(name), cluster, array_job_id, "shared-lock");
+	fd = lock_at(dfd, name, wait_ms);
+	if (fd >= 0)
+		(void)futimens(fd, NULL); /* last used: what the sweep goes by */
+	close(dfd);
 	return fd;
 }
 
@@ -592,6 +633,8 @@ void cbb_shared_unlock(int fd)
 void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
 		       uint32_t array_job_id)
 {
+	/* the caller holds the lock: nobody else is inside, and whoever
+	 * waits on this file finds it gone and opens the path again */
 	state_unlink(cfg, cluster, array_job_id, "shared");
 	state_unlink(cfg, cluster, array_job_id, "shared-lock");
 }

@@ -133,6 +133,13 @@ int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
 int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
 		    uint32_t array_job_id, unsigned wait_ms);
 void cbb_shared_unlock(int fd);
+/*
+ * Remove an array's shared records and its lock file.  Only while
+ * holding cbb_shared_lock: the lock file is never unlinked from under a
+ * holder, and a task that waited on the unlinked file takes the lock
+ * of the new one instead (cbb_shared_lock checks that the file it
+ * locked is still the one at the path).
+ */
 void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
 		       uint32_t array_job_id);
 
