@@ -53,6 +53,7 @@ static int l_get_status(lua_State *L)
 	cbb_recs_t skips;
 	bool transport;
 	char rx[2 * CBB_KEY_MAX + 128], user[24];
+	cbb_array_ident_t who;
 	uint32_t array;
 	int rc;
 
@@ -81,7 +82,7 @@ static int l_get_status(lua_State *L)
 	/* StateDir is only read here (never created, rewritten or waited
 	 * on): slurmctld holds its burst-buffer lock meanwhile */
 	array = cbb_joined_array_peek(&c->base.cfg, c->base.cluster,
-				      (uint32_t)job_id);
+				      (uint32_t)job_id, &who);
 	if (array)
 		cbb_key_array_regex(rx, sizeof(rx), c->base.cluster,
 				    (uint32_t)job_id, array);
@@ -108,8 +109,9 @@ static int l_get_status(lua_State *L)
 	if (caller != 0)
 		own_skips(&skips, user);
 	rc = cbb_status_render(&c->transfers, &skips,
+			       /* tasks of the array the job joined only */
 			       cbb_shared_tasks_peek(&c->base.cfg, c->base.cluster,
-						     array ? array : (uint32_t)job_id),
+						     array, array ? &who : NULL),
 			       (uint32_t)job_id, json, &c->base.out);
 	cbb_recs_free(&skips);
 	if (rc < 0) {

@@ -343,8 +343,8 @@ static void stress_task(const cbb_config_t *cfg, const char *side, int who)
 		cbb_rec_t r;
 		cbb_err_t err;
 		size_t k;
-		bool started = false;
-		int fd = cbb_shared_lock(cfg, "c", 77, 10000), m;
+		bool started = false, forget;
+		int fd = cbb_shared_lock(cfg, "c", 77, NULL, 10000), m;
 
 		if (fd < 0) {
 			(void)!write(logfd, "B\n", 2);
@@ -366,14 +366,17 @@ static void stress_task(const cbb_config_t *cfg, const char *side, int who)
 			(void)cbb_shared_add(cfg, "c", 77, &r, 1, &err);
 		}
 		usleep(rand_r(&seed) % 2000);
-		if (rand_r(&seed) % 4 == 0) {
+		forget = rand_r(&seed) % 4 == 0;
+		if (forget)
 			(void)!write(logfd, "F\n", 2);
-			cbb_shared_forget(cfg, "c", 77);
-		}
 		if (m >= 0) {
 			close(m);
 			unlink(inside);
 		}
+		/* the last thing before the unlock, as in array.c: once the
+		 * lock file is gone a newcomer may lock a new one */
+		if (forget)
+			cbb_shared_forget(cfg, "c", 77);
 		cbb_shared_unlock(fd);
 		usleep(rand_r(&seed) % 500);
 	}
@@ -434,6 +437,88 @@ static void test_shared_lock_stress(void **state)
 			 "started twice, over %d starts and %d teardowns",
 			 together, out, twice, starts, forgets);
 	assert_true(starts >= 1 && starts <= forgets + 1);
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	assert_int_equal(system(cmd), 0);
+	cbb_config_free(&cfg);
+}
+
+/* An array's records are tied to one array: submit time and uid. */
+static void test_shared_identity(void **state)
+{
+	char dir[] = "/tmp/cbb-ident-XXXXXX", path[128], cmd[256], text[512];
+	cbb_array_ident_t mine = { 1000, 61001 }, older = { 900, 61001 },
+			  later = { 1100, 61001 }, other = { 1000, 61002 }, who;
+	cbb_config_t cfg;
+	cbb_recs_t recs;
+	cbb_rec_t r;
+	cbb_err_t err;
+	bool foreign;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cbb_config_defaults(&cfg);
+	cfg.state_dir = strdup(dir);
+	cbb_err_clear(&err);
+	snprintf(path, sizeof(path), "%s/c.50.shared", dir);
+	/* an older conduit_bb's file (no identity): only this array's lines stay */
+	f = fopen(path, "w");
+	fputs("v1 0 900 3 0 1 5 S old-array\nv1 0 1000 3 0 1 5 S this-array\n"
+	      "v1 0 1000 3 0 0 5 J 51\n", f);
+	fclose(f);
+	fd = cbb_shared_lock(&cfg, "c", 50, &mine, 0);
+	assert_true(fd >= 0);
+	r = R(0, 1000, 3, 0, 0, 'J', "52");
+	r.has_uid = true;
+	r.uid = 61001;
+	assert_int_equal(cbb_shared_add(&cfg, "c", 50, &r, 1, &err), 0);
+	cbb_shared_unlock(fd);
+	f = fopen(path, "r");
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	assert_string_equal(text, "a1 1000 61001\nv1 0 1000 3 0 1 5 S this-array\n"
+			    "v1 0 1000 3 0 0 5 J 51\nv2 0 1000 3 0 0 1000 J 52 61001\n");
+	/* loads keep the identity line and read v2 */
+	assert_int_equal(cbb_shared_load(&cfg, "c", 50, &recs, &err), 0);
+	assert_int_equal(recs.n, 3);
+	assert_true(recs.v[2].has_uid && recs.v[2].uid == 61001);
+	cbb_recs_free(&recs);
+	/* the same array again, and an older one: nothing changes */
+	fd = cbb_shared_lock(&cfg, "c", 50, &mine, 0);
+	cbb_shared_unlock(fd);
+	fd = cbb_shared_lock(&cfg, "c", 50, &older, 0);
+	cbb_shared_unlock(fd);
+	assert_int_equal(cbb_shared_load_of(&cfg, "c", 50, &mine, &recs,
+					    &foreign, &err), 0);
+	assert_false(foreign);
+	assert_int_equal(recs.n, 3);
+	cbb_recs_free(&recs);
+	/* another user's array, or a later one, is not this one's */
+	assert_int_equal(cbb_shared_load_of(&cfg, "c", 50, &other, &recs,
+					    &foreign, &err), 0);
+	assert_true(foreign);
+	assert_int_equal(recs.n, 0);
+	cbb_recs_free(&recs);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &mine), 2);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &other), 0);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, NULL), 0);
+	/* a later array that has the id takes the file over, empty */
+	fd = cbb_shared_lock(&cfg, "c", 50, &later, 0);
+	cbb_shared_unlock(fd);
+	assert_int_equal(cbb_shared_load(&cfg, "c", 50, &recs, &err), 0);
+	assert_int_equal(recs.n, 0);
+	cbb_recs_free(&recs);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &later), 0);
+	/* a task's own join: of its user only */
+	r = R(0, 1000, 3, 0, 0, 'J', "50");
+	r.has_uid = true;
+	r.uid = 61001;
+	assert_int_equal(cbb_recs_add(&cfg, "c", 53, &r, 1, &err), 0);
+	assert_int_equal(cbb_joined_of(&cfg, "c", 53, 61002, &who), 0);
+	assert_int_equal(cbb_joined_of(&cfg, "c", 53, 61001, &who), 50);
+	assert_true(who.submit == 1000 && who.uid == 61001);
+	assert_int_equal(cbb_joined_array_peek(&cfg, "c", 53, &who), 50);
 	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
 	assert_int_equal(system(cmd), 0);
 	cbb_config_free(&cfg);
@@ -546,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_statefile),
 		cmocka_unit_test(test_state_dir),
 		cmocka_unit_test(test_shared_lock_stress),
+		cmocka_unit_test(test_shared_identity),
 		cmocka_unit_test(test_outcome),
 	};
 	return cmocka_run_group_tests_name("client", tests, NULL, NULL);
