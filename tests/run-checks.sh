@@ -46,6 +46,7 @@ check() { # check "description" command...
 # --- the layout: core <- bb, core <- switch, never bb <-> switch -----------
 check "src/ includes point one way (core <- bb, core <- switch)" \
 	sh tests/layout-check.sh
+check "the -O2 objects still wipe every key and token (explicit_bzero/OPENSSL_cleanse)" sh tests/wipe-check.sh
 
 # --- the module: one exported symbol, no liblua, for every Lua ----------
 exports_only_luaopen() {

@@ -16,12 +16,12 @@
 #include "stage.h"
 
 /*
- * Whether another task that joined the array's shared stage-ins is not
- * over (one squeue for the array; unknown counts as waiting).  With none
- * left, the array's shared records go.
+ * Whether another task that joined j's array's shared stage-ins is not
+ * over (one squeue for the array; unknown counts as waiting; records of
+ * another array that had the id count for nothing, and are left alone).
+ * With none left, the array's shared records go.
  */
-bool cbb_array_others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
-			   uint32_t self);
+bool cbb_array_others_wait(cbb_bbcall_t *c, const cbb_job_ctx_t *j);
 
 /* The array a task joined (its own StateDir records), or 0. */
 uint32_t cbb_array_of(cbb_bbcall_t *c, uint32_t job_id);

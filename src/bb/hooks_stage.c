@@ -233,7 +233,7 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
 	cbb_err_clear(&abort_err);
 	if (j->array_job_id)
-		j->abort_shared = !cbb_array_others_wait(c, j->array_job_id, j->job_id);
+		j->abort_shared = !cbb_array_others_wait(c, j);
 	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
 	/* the teardown that would have forgotten the job may never come */

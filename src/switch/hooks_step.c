@@ -204,7 +204,7 @@ static int l_step_init(lua_State *L)
 						     CBB_SESSION_DIR,
 				ji.cluster, ji.job_id, ji.uid, token, path,
 				sizeof(path), &err);
-			memset(token, 0, sizeof(token));
+			cbb_wipe(token, sizeof(token));
 			if (rc < 0)
 				goto refuse;
 			lua_pushstring(L, path);
@@ -212,7 +212,7 @@ static int l_step_init(lua_State *L)
 			lua_pushboolean(L, 0);
 		} else {
 			lua_pushstring(L, token);
-			memset(token, 0, sizeof(token));
+			cbb_wipe(token, sizeof(token));
 		}
 	} else {
 		/* never let a token from the submitting shell leak in */
