@@ -222,7 +222,7 @@ static int l_step_init(lua_State *L)
 	nret = 2;
 	goto out;
 refuse:
-	memset(token, 0, sizeof(token));
+	cbb_wipe(token, sizeof(token));
 	cbb_log(L, CBB_LOG_ERROR, "switch: step_init: job %u: %s", ji.job_id,
 		err.msg);
 	lua_pop(L, 2);
