@@ -259,8 +259,9 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
  * Open AuditLog for one append, trusting only what an audit trail may
  * be: never through a symbolic link and never blocking (a FIFO), a
  * regular file of the effective uid with no other name, in a directory
- * of root or the effective uid that neither group nor others may write
- * (so nobody else can edit, swap or pre-create it).  The fd, or -1 with
+ * that neither group nor others may write (so nobody else can edit,
+ * swap or pre-create it; a file that is not the effective uid's is
+ * refused).  The fd, or -1 with
  * why in msg.
  */
 static int audit_open(const char *path, char *msg, size_t size)
@@ -281,13 +282,12 @@ static int audit_open(const char *path, char *msg, size_t size)
 		snprintf(msg, size, "%s", strerror(errno));
 		return -1;
 	}
-	if (fstat(dfd, &st) < 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(msg, size, "its directory %s belongs to uid %u with "
-			 "mode %04o: it must be root's or uid %u's and not "
-			 "writable by group or others", dir[0] ? dir : "/",
-			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
-			 (unsigned)geteuid());
+	/* its owner may be SlurmUser's (Debian's /var/log/slurm) while the
+	 * hooks run as root: the file itself must be ours (below) */
+	if (fstat(dfd, &st) < 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(msg, size, "its directory %s has mode %04o: it must "
+			 "not be writable by group or others", dir[0] ? dir : "/",
+			 (unsigned)(st.st_mode & 07777));
 		close(dfd);
 		return -1;
 	}
