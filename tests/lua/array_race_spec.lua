@@ -78,7 +78,7 @@ end
 -- StartTransfers of the array's shared stage-in since `mark`.
 local function shared_starts(mark, a)
   local n = 0
-  for line in (slurp(H.sdir .. "/rpc.log") or ""):sub(mark + 1):gmatch("[^\n]+") do
+  for line in (slurp(H.sdir .. "/rpc.log") or ""):sub(mark.off + 1):gmatch("[^\n]+") do
     if line:find('"method": "StartTransfer"', 1, true) and
        line:find("SLURMJOB:" .. a .. ",CLUSTER:testcluster,RESTART:0,", 1, true) and
        line:find("SLURMTYPE:CONDUIT_PRE_ARRAY,", 1, true) then

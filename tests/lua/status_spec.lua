@@ -13,7 +13,7 @@
 -- each meaning, enough to exercise the Lua glue and the sanitizers.
 package.path = "tests/lua/?.lua;" .. package.path
 local H = require("harness")
-H.ids_from(95000)
+H.ids_from(98000)
 local slurp, conf, faults, fresh = H.slurp, H.conf, H.faults, H.fresh
 local new_job, poll, work = H.new_job, H.poll, H.work
 
