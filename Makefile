@@ -8,6 +8,7 @@
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
+#   make rpm / make deb       the RPM (rpm/conduit-bb.spec) / the Debian package
 
 VERSION      := 0.1.0
 B            := build
@@ -20,6 +21,7 @@ CC           ?= cc
 PREFIX       ?= /usr/local
 BINDIR       ?= $(PREFIX)/bin
 DOCDIR       ?= $(PREFIX)/share/doc/conduit-bb
+MANDIR       ?= $(PREFIX)/share/man
 SYSCONFDIR   ?= /etc
 SLURM_CONFDIR ?= $(SYSCONFDIR)/slurm
 # Lua's default package.cpath looks in $(PREFIX)/lib/lua/<version>.
@@ -62,6 +64,11 @@ MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_re
 CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
            core/config_values \
            bb/words bb/script bb/symbols bb/directive switch/netreq cli/check
+# ... and its admin commands (doctor, status, metrics) talk to Conduit and
+# read StateDir through the module's own code.
+CLI_ADMIN := core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
+             bb/statefile switch/jobinfo switch/controller \
+             cli/admin cli/elf cli/doctor cli/statedir cli/status cli/metrics
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch);
@@ -76,7 +83,7 @@ $(LB)/core/%.o $(B)/cli/core/%.o: INC = -Isrc/core
 $(LB)/bb/%.o $(B)/cli/bb/%.o: INC = -Isrc/core -Isrc/bb -I$(GEN)
 $(LB)/switch/%.o $(B)/cli/switch/%.o: INC = -Isrc/core -Isrc/switch
 
-.PHONY: all check check-fast e2e demo install uninstall fuzz clean deps lua-all bench rpm dist
+.PHONY: all check check-fast e2e demo install uninstall fuzz clean deps lua-all bench rpm deb dist
 all: $(SO) $(CLI)
 
 # ---- generated protobuf-c code -------------------------------------
@@ -102,13 +109,18 @@ $(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(BB) $(SWITCH) $(MOD)) conduit
 	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(CLIENT_LIBS) -lpthread $(LDFLAGS)
 
 # ---- the command-line tool (no Lua) ----------------------------------
-$(B)/cli/%.o: src/%.c $(HDRS)
+$(B)/cli/%.o: src/%.c $(HDRS) $(wildcard src/cli/*.h) $(GEN)/conduit.pb-c.h
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS_BASE) $(INC) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_SRC)))
-	$(CC) -o $@ $^ $(JANSSON_LIBS) $(LDFLAGS)
+$(B)/cli/conduit.pb-c.o: $(GEN)/conduit.pb-c.c
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(CC) -std=c99 $(OPT) -I$(GEN) $(DEP_CFLAGS) -c $< -o $@
+
+$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_SRC) $(CLI_ADMIN))) $(B)/cli/conduit.pb-c.o
+	$(CC) -o $@ $^ $(CLIENT_LIBS) -lpthread $(LDFLAGS)
 
 $(B) $(LB):
 	mkdir -p $@
@@ -143,9 +155,12 @@ demo: deps
 # <name>.conduit-bb for the admin to merge.
 install: $(SO) $(CLI)
 	install -d $(DESTDIR)$(LUA_CMOD_DIR) $(DESTDIR)$(BINDIR) \
-	  $(DESTDIR)$(SLURM_CONFDIR) $(DESTDIR)$(DOCDIR)
+	  $(DESTDIR)$(SLURM_CONFDIR) $(DESTDIR)$(DOCDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5
 	install -m 0755 $(SO) $(DESTDIR)$(LUA_CMOD_DIR)/conduit_bb.so
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/conduit-bb
+	install -m 0644 man/conduit-bb.1 $(DESTDIR)$(MANDIR)/man1/conduit-bb.1
+	install -m 0644 man/conduit_bb.conf.5 $(DESTDIR)$(MANDIR)/man5/conduit_bb.conf.5
 	for f in burst_buffer.lua switch.lua; do \
 	  dst=$(DESTDIR)$(SLURM_CONFDIR)/$$f; \
 	  if [ -e "$$dst" ] && ! cmp -s lua/$$f "$$dst"; then \
@@ -160,7 +175,8 @@ install: $(SO) $(CLI)
 
 uninstall:
 	rm -f $(DESTDIR)$(LUA_CMOD_DIR)/conduit_bb.so $(DESTDIR)$(BINDIR)/conduit-bb \
-	  $(DESTDIR)$(SLURM_CONFDIR)/conduit_bb.conf.example
+	  $(DESTDIR)$(SLURM_CONFDIR)/conduit_bb.conf.example \
+	  $(DESTDIR)$(MANDIR)/man1/conduit-bb.1 $(DESTDIR)$(MANDIR)/man5/conduit_bb.conf.5
 	for f in burst_buffer.lua switch.lua; do \
 	  dst=$(DESTDIR)$(SLURM_CONFDIR)/$$f; \
 	  rm -f "$$dst.conduit-bb"; \
@@ -182,6 +198,11 @@ rpm: dist
 	rpmbuild -ta --nodeps --define "_topdir $(CURDIR)/$(B)/rpm" \
 	  --define "lua_version $(RPM_LUA_VERSION)" $(B)/conduit-bb-$(VERSION).tar.gz
 	@ls $(B)/rpm/RPMS/*/conduit-bb-*.rpm
+
+# The Debian package (dpkg-deb): for Lua 5.1, where Debian's Slurm looks
+# (deb/build.sh); build/deb/conduit-bb_*.deb.
+deb:
+	sh deb/build.sh $(CURDIR)/$(B)/deb
 
 clean:
 	rm -rf $(B)

@@ -19,6 +19,14 @@
 
 int luaopen_conduit_bb(lua_State *L);
 
+/*
+ * The Lua this module was built for ("Lua 5.1" ... "Lua 5.4"), in a
+ * section of its own: the module links no liblua to tell by, and
+ * `conduit-bb doctor` compares it with the Lua slurmctld links.
+ */
+__attribute__((used, section(".conduit_bb.lua")))
+static const char built_for_lua[] = LUA_VERSION;
+
 static const luaL_Reg module_funcs[] = {
 	{ "parse", cbb_l_parse },
 	{ NULL, NULL },

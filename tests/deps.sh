@@ -9,7 +9,9 @@ liblua5.1-0-dev liblua5.2-dev liblua5.3-dev liblua5.4-dev lua-busted
 libcmocka-dev libjansson-dev libprotobuf-c-dev protobuf-c-compiler
 libcurl4-openssl-dev libssl-dev openssl
 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc
-rpm debootstrap"
+rpm debootstrap
+python3-prometheus-client man-db groff-base
+dpkg-dev lintian logrotate cpio"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

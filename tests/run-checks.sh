@@ -83,6 +83,7 @@ part_static() {
 			exports_only_luaopen $v
 	done
 	check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
+	check "the -O2 objects still wipe every key and token (explicit_bzero/OPENSSL_cleanse)" sh tests/wipe-check.sh
 }
 
 # --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
@@ -102,6 +103,9 @@ part_units() {
 # (the specs set the server's fault knobs and count its RPCs)
 busted_for() { # lua-version module-dir job-id-base
 	tap=$P/busted-$1.tap
+	# the whole gRPC status table (status_spec.lua) under plain Lua 5.4
+	case $2 in */lua5.4) table=all ;; *) table=some ;; esac
+	CBB_STATUS_TABLE=$table \
 	FAKE_SQUEUE_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$3 \
 		CONDUIT_BB_CONF=$P/busted.conf CBB_MODULE_DIR=$2 \
 		lua$1 /usr/bin/busted -o TAP tests/lua >"$tap" 2>&1
@@ -194,6 +198,21 @@ part_cli() {
 	check "conduit-bb check on the product description's example jobs" seed_examples
 }
 
+# --- conduit-bb doctor: each failure mode set up for real (tests/admin) ---
+part_admin() {
+	for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
+		state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors \
+		switch; do
+		check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
+	done
+	check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \
+		sh tests/admin/status.sh
+	check "conduit-bb metrics: parsed by a Prometheus text parser, values from the hooks' AuditLog and StateDir" \
+		sh tests/admin/metrics.sh
+	check "man pages render without warnings, every key of config.c's table in conduit_bb.conf(5)" \
+		sh tests/admin/manpages.sh
+}
+
 # --- living inside slurmctld: 100,000 calls, memory and fds flat --------
 part_hookloop() {
 	for v in 5.4 5.1; do
@@ -208,6 +227,9 @@ VG="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,poss
 part_valgrind() {
 	check "valgrind: parser cases" $VG $B/test/unit_cases
 	check "valgrind: config" $VG $B/test/unit_config
+	# squeue that fails, hangs or dies: no answer is read from an exit status
+	# that never came
+	check "valgrind: client (squeue answers, records, state files)" $VG $B/test/unit_client
 	check "valgrind: conduit-bb check" $VG $B/conduit-bb check docs/examples/stage-in-out.sh --job-id 7
 	check "valgrind: 3000 hook calls through Lua 5.4" \
 		env HOOK_LOOP_NO_RSS=1 CONDUIT_BB_CONF=$P/none.conf $VG \
@@ -256,6 +278,9 @@ part_install() {
 	check "make install puts the module, shims and config where Slurm expects them" install_layout
 	check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, no lua-posix" \
 		rpm_contents
+	# (here, after the RPM check: it makes the RPM again, in the same place)
+	check "make deb: lintian clean, Debian's Lua 5.1 path, conffiles, dpkg install/purge, logrotate; the RPM's logrotate" \
+		sh tests/admin/packages.sh
 }
 
 # --- end to end on a real Slurm (tests/e2e), counted check by check; -----
@@ -303,13 +328,13 @@ chmod 0755 "$S"
 checks=${CBB_CHECKS:-all}
 matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4}
 HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan
-switch cli hookloop valgrind install"
+switch cli admin hookloop valgrind install"
 # the order they start in: the longest first
-HOST_START="busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch valgrind
-hookloop install cli static"
+HOST_START="busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin
+valgrind hookloop install cli static"
 # the parts whose checks measure time (deadlines, budgets): the e2e waves,
 # which keep both cores busy, wait until these are done
-TIMING_PARTS="build busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch"
+TIMING_PARTS="build busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin"
 HOST_PARTS=$(echo $HOST_PARTS)  # one line
 HOST_START=$(echo $HOST_START)
 E2E_PARTS=""

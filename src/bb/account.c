@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,38 +89,98 @@ static void note(cbb_job_ctx_t *j, int level, const char *msg)
 		j->log(j->log_ud, level, msg);
 }
 
-/* Append the summary to AdminComment, unless it is there already. */
+/*
+ * The job's AdminComment as Slurm holds it now, from `scontrol show job
+ * ID`: the line "   AdminComment=<text>" (Slurm prints it after WorkDir=,
+ * and only when the job has one).  1 with *comment set (NULL: none; free
+ * it), 0 when scontrol gave no job record (then the caller keeps the one
+ * of job_info).
+ */
+static int comment_now(cbb_job_ctx_t *j, const char *id, char **comment)
+{
+	char *argv[5], prog[512], show[] = "show", job[] = "job", idv[32];
+	static const char key[] = "\n   AdminComment=";
+	cbb_buf_t out, err;
+	const char *p, *e, *nn;
+	int status = -1, rc = 0;
+
+	*comment = NULL;
+	snprintf(prog, sizeof(prog), "%s", cbb_conf_scontrol(j->cfg));
+	snprintf(idv, sizeof(idv), "%s", id);
+	argv[0] = prog;
+	argv[1] = show;
+	argv[2] = job;
+	argv[3] = idv;
+	argv[4] = NULL;
+	cbb_buf_init(&out, 64 * 1024);
+	cbb_buf_init(&err, 4096);
+	if (cbb_run(argv, CBB_SCONTROL_TIMEOUT_MS, &out, &err, &status) == 0 &&
+	    status == 0 && out.data && !strncmp(out.data, "JobId=", 6)) {
+		rc = 1;
+		p = strstr(out.data, key);
+		if (p) {
+			p += sizeof(key) - 1;
+			/* to the next field's line ("\n   ") or the record's end */
+			e = strstr(p, "\n   ");
+			nn = strstr(p, "\n\n");
+			if (!e || (nn && nn < e))
+				e = nn;
+			if (!e)
+				e = p + strlen(p);
+			while (e > p && e[-1] == '\n')
+				e--;
+			*comment = strndup(p, (size_t)(e - p));
+			if (!*comment)
+				rc = 0;
+		}
+	}
+	cbb_buf_free(&out);
+	cbb_buf_free(&err);
+	return rc;
+}
+
+/*
+ * Append the summary to AdminComment, unless it is there already.  The
+ * comment is read again from Slurm just before the update: job_info's
+ * is as old as the hook call, and an operator's edit since must not be
+ * lost.  (What is edited between that read and the update, a moment
+ * later, still is: Slurm has no append; docs/admin.md says so.)
+ */
 static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 {
-	char id[32], *argv[5], prog[512], upd[] = "update", msg[512];
+	char id[32], jobid[48], *argv[5], prog[512], upd[] = "update",
+		msg[512], *now;
 	const char *old = j->admin_comment ? j->admin_comment : "";
 	cbb_buf_t arg, out, err;
 	int status = -1;
 
+	/* an array's own id names every task: name the task */
+	if (j->array_job_id && j->array_task_id != CBB_NO_VAL)
+		snprintf(id, sizeof(id), "%u_%u", j->array_job_id,
+			 j->array_task_id);
+	else
+		snprintf(id, sizeof(id), "%u", j->job_id);
+	if (comment_now(j, id, &now))
+		old = now ? now : "";
 	if (strstr(old, summary))
-		return;
+		goto out;
 	if (strlen(old) + strlen(summary) + 2 > CBB_ADMIN_COMMENT_MAX) {
 		snprintf(msg, sizeof(msg), "job %u: AdminComment is full; "
 			 "staging summary not added", j->job_id);
 		note(j, 0, msg);
-		return;
+		goto out;
 	}
 	cbb_buf_init(&arg, 0);
 	if (cbb_buf_printf(&arg, "AdminComment=%s%s%s", old,
 			   old[0] ? "; " : "", summary) < 0) {
 		cbb_buf_free(&arg);
-		return;
+		goto out;
 	}
 	snprintf(prog, sizeof(prog), "%s", cbb_conf_scontrol(j->cfg));
-	/* an array's own id names every task: name the task */
-	if (j->array_job_id && j->array_task_id != CBB_NO_VAL)
-		snprintf(id, sizeof(id), "JobId=%u_%u", j->array_job_id,
-			 j->array_task_id);
-	else
-		snprintf(id, sizeof(id), "JobId=%u", j->job_id);
+	snprintf(jobid, sizeof(jobid), "JobId=%s", id);
 	argv[0] = prog;
 	argv[1] = upd;
-	argv[2] = id;
+	argv[2] = jobid;
 	argv[3] = arg.data;
 	argv[4] = NULL;
 	cbb_buf_init(&out, 4096);
@@ -135,6 +196,8 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
 	cbb_buf_free(&arg);
+out:
+	free(now);
 }
 
 /* One audit record: what was asked and what became of it. */
@@ -192,15 +255,85 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	return o;
 }
 
+/*
+ * Open AuditLog for one append, trusting only what an audit trail may
+ * be: never through a symbolic link and never blocking (a FIFO), a
+ * regular file of the effective uid with no other name, in a directory
+ * of root or the effective uid that neither group nor others may write
+ * (so nobody else can edit, swap or pre-create it).  The fd, or -1 with
+ * why in msg.
+ */
+static int audit_open(const char *path, char *msg, size_t size)
+{
+	const char *slash = strrchr(path, '/'); /* absolute: config checks */
+	char dir[4096];
+	struct stat st;
+	int dfd, fd, e;
+
+	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(dir)) {
+		snprintf(msg, size, "it is not a file path");
+		return -1;
+	}
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(msg, size, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(dfd, &st) < 0 || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(msg, size, "its directory %s belongs to uid %u with "
+			 "mode %04o: it must be root's or uid %u's and not "
+			 "writable by group or others", dir[0] ? dir : "/",
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			 (unsigned)geteuid());
+		close(dfd);
+		return -1;
+	}
+	fd = openat(dfd, slash + 1, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+		    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0640);
+	e = errno;
+	close(dfd);
+	if (fd < 0) {
+		snprintf(msg, size, "%s", e == ENXIO ? "it is not a regular "
+			 "file (a FIFO)" : e == ELOOP ? "it is a symbolic link" :
+			 strerror(e));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(msg, size, "it is not a regular file");
+	} else if (st.st_uid != geteuid()) {
+		snprintf(msg, size, "it belongs to uid %u, not uid %u (who "
+			 "runs the hooks)", (unsigned)st.st_uid, (unsigned)geteuid());
+	} else if (st.st_nlink != 1) {
+		snprintf(msg, size, "it has %lu names (hard links)",
+			 (unsigned long)st.st_nlink);
+	} else {
+		return fd;
+	}
+	close(fd);
+	return -1;
+}
+
 static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		  cbb_stage_t stage, const cbb_transfers_t *have)
 {
 	int64_t now = (int64_t)time(NULL);
 	cbb_buf_t lines;
-	char msg[512];
+	char msg[4600], why[4400];
 	size_t i;
 	int fd;
 
+	/* once per stage end; an unsafe file is said once, and skipped */
+	fd = audit_open(j->cfg->audit_log, why, sizeof(why));
+	if (fd < 0) {
+		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: "
+			 "%s; no audit line written", j->job_id,
+			 j->cfg->audit_log, why);
+		note(j, -1, msg);
+		return;
+	}
 	cbb_buf_init(&lines, (size_t)4 << 20);
 	for (i = 0; i < plan->n; i++) {
 		const cbb_directive_t *d = &plan->v[i];
@@ -219,16 +352,12 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		}
 		free(s);
 	}
-	fd = open(j->cfg->audit_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-				     O_NOFOLLOW | O_NOCTTY, 0640);
-	if (fd < 0 || (lines.len &&
-		       write(fd, lines.data, lines.len) != (ssize_t)lines.len)) {
+	if (lines.len && write(fd, lines.data, lines.len) != (ssize_t)lines.len) {
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: %s",
 			 j->job_id, j->cfg->audit_log, strerror(errno));
 		note(j, -1, msg);
 	}
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	cbb_buf_free(&lines);
 }
 

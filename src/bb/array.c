@@ -8,42 +8,64 @@
 #include "jobstate.h"
 #include "statefile.h"
 
-/* A directive line with a symbol that differs between an array's tasks. */
-bool cbb_array_per_task(const char *text, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i++)
-		if (text[i] == '%' && (text[i + 1] == 'a' ||
-				       text[i + 1] == 'j' || text[i + 1] == 'b'))
-			return true;
-	return false;
-}
-
 /*
  * Whether another task of the array still waits on its shared
  * stage-ins: a task that joined them and is not over.  When squeue
  * cannot say, it is taken to wait (a shared transfer is never aborted
  * under a task that may need it).  With none left, the array's shared
- * records go too.
+ * records go too.  All under the array's lock, as every start decision
+ * is: a task that is starting or joining them right now (it holds the
+ * lock) waits on them, and the records are never removed under it.
  */
-bool cbb_array_others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
-			uint32_t self)
+#define CBB_TEARDOWN_LOCK_WAIT_MS 2000
+
+static uint32_t uid_of(const cbb_job_ctx_t *j)
 {
+	char *end;
+	unsigned long u = strtoul(j->user, &end, 10);
+
+	return end != j->user && !*end && u < UINT32_MAX ? (uint32_t)u :
+							   CBB_UID_UNKNOWN;
+}
+
+/*
+ * Only the records of this task's array count (its identity as the
+ * task's join recorded it, else its first attempt's submit time, and
+ * its user): records of another array that had the id are not its.
+ */
+bool cbb_array_others_wait(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
+{
+	uint32_t array_job_id = j->array_job_id, self = j->job_id;
+	cbb_array_ident_t who, joined_as;
 	cbb_recs_t joined;
 	cbb_err_t err;
 	char sq[4200];
 	uint32_t *ids;
 	size_t i, n = 0;
-	int alive;
+	int alive, lock;
+	bool foreign;
 
 	cbb_err_clear(&err);
-	if (cbb_shared_load(&c->base.cfg, c->base.cluster, array_job_id,
-			    &joined, &err) < 0)
+	who.uid = uid_of(j);
+	who.submit = j->restart ? 0 : j->submit;
+	if (cbb_joined_of(&c->base.cfg, c->base.cluster, self, who.uid,
+			  &joined_as) == array_job_id)
+		who = joined_as;
+	lock = cbb_shared_lock(&c->base.cfg, c->base.cluster, array_job_id,
+			       NULL, CBB_TEARDOWN_LOCK_WAIT_MS);
+	if (lock < 0)
+		return true; /* busy: another task is inside, using them */
+	if (cbb_shared_load_of(&c->base.cfg, c->base.cluster, array_job_id,
+			       &who, &joined, &foreign, &err) < 0 || foreign) {
+		/* another array's: not this task's to decide or remove */
+		cbb_recs_free(&joined);
+		cbb_shared_unlock(lock);
 		return true;
+	}
 	ids = calloc(joined.n + 1, sizeof(*ids));
 	if (!ids) {
 		cbb_recs_free(&joined);
+		cbb_shared_unlock(lock);
 		return true;
 	}
 	for (i = 0; i < joined.n; i++) {
@@ -60,6 +82,7 @@ bool cbb_array_others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
 	free(ids);
 	if (alive == 0)
 		cbb_shared_forget(&c->base.cfg, c->base.cluster, array_job_id);
+	cbb_shared_unlock(lock);
 	return alive != 0;
 }
 
@@ -69,27 +92,17 @@ bool cbb_array_others_wait(cbb_bbcall_t *c, uint32_t array_job_id,
  */
 uint32_t cbb_array_of(cbb_bbcall_t *c, uint32_t job_id)
 {
-	cbb_recs_t own;
-	cbb_err_t err;
-	size_t i;
-	long a = 0;
-
-	cbb_err_clear(&err);
-	if (cbb_recs_load(&c->base.cfg, c->base.cluster, job_id, UINT32_MAX,
-			  0, &own, &err) < 0)
-		return 0;
-	for (i = 0; i < own.n; i++)
-		if (own.v[i].kind == CBB_REC_JOINED)
-			a = strtol(own.v[i].id, NULL, 10);
-	cbb_recs_free(&own);
-	return a > 0 && a <= (long)UINT32_MAX ? (uint32_t)a : 0;
+	return cbb_joined_of(&c->base.cfg, c->base.cluster, job_id,
+			     CBB_UID_UNKNOWN, NULL);
 }
 
 void cbb_array_teardown(cbb_bbcall_t *c, cbb_job_ctx_t *j)
 {
-	j->array_job_id = cbb_array_of(c, j->job_id);
+	/* a join recorded for another user is another job's */
+	j->array_job_id = cbb_joined_of(&c->base.cfg, c->base.cluster,
+					j->job_id, uid_of(j), NULL);
 	if (j->array_job_id)
-		j->abort_shared = !cbb_array_others_wait(c, j->array_job_id, j->job_id);
+		j->abort_shared = !cbb_array_others_wait(c, j);
 }
 
 /* How many tasks joined an array's shared stage-ins. */

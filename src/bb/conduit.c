@@ -1,9 +1,11 @@
 /* conduit.c - see conduit.h */
 #include "conduit.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /*
  * protobuf-c's generated structs hold request strings as `char *` (it
@@ -119,6 +121,25 @@ static char *dup_str(const char *s)
 	return strdup(s ? s : "");
 }
 
+/*
+ * A transfer id as Conduit makes them (UUIDs), fit to be written into a
+ * StateDir record line: [A-Za-z0-9._-], 1 to 63 bytes.
+ */
+static bool good_id(const char *id)
+{
+	size_t n;
+
+	if (!id || !id[0])
+		return false;
+	for (n = 0; id[n]; n++)
+		if (n >= 63 || !((id[n] >= 'a' && id[n] <= 'z') ||
+				 (id[n] >= 'A' && id[n] <= 'Z') ||
+				 (id[n] >= '0' && id[n] <= '9') ||
+				 id[n] == '.' || id[n] == '_' || id[n] == '-'))
+			return false;
+	return true;
+}
+
 static int copy_details(const Conduitapi__TransferDetails *d,
 			cbb_transfer_t *t)
 {
@@ -189,9 +210,17 @@ static int decode_multi(const cbb_rpc_t *c, cbb_transfers_t *out,
 
 		if (!d) /* an entry without a value: nothing to report */
 			continue;
+		if (!good_id(d->transferid)) {
+			conduitapi__multi_transfer_details__free_unpacked(m, &a);
+			cbb_transfers_free(out);
+			return cbb_err(err, "conduit: malformed %s reply (a "
+				       "transfer id that is not [A-Za-z0-9._-])",
+				       c->method);
+		}
 		if (copy_details(d, &out->v[out->n]) < 0) {
 			out->n++;
 			conduitapi__multi_transfer_details__free_unpacked(m, &a);
+			cbb_transfers_free(out);
 			return cbb_err(err, "conduit: out of memory");
 		}
 		out->n++;
@@ -200,85 +229,106 @@ static int decode_multi(const cbb_rpc_t *c, cbb_transfers_t *out,
 	return 0;
 }
 
-int cbb_conduit_query(cbb_grpc_t *g, const char *user,
-		      const char *comment_regex, cbb_transfers_t *out,
-		      bool *transport, cbb_err_t *err)
+/*
+ * The table: for each gRPC status the server gave, what it means for
+ * each RPC.  R: refused, T: try again, M: may have happened.  A call that
+ * is safe to repeat reads M as T (cbb_conduit_answer).
+ */
+static const char answer_table[CBB_GRPC_NCODES][CBB_RPC_NKINDS + 1] = {
+	/*                         Start Validate Query Stop Version */
+	[CBB_GRPC_OK]                  = "-----",
+	[CBB_GRPC_CANCELLED]           = "MTTTT",
+	[CBB_GRPC_UNKNOWN]             = "RRRRR", /* with a message; below */
+	[CBB_GRPC_INVALID_ARGUMENT]    = "RRRRR",
+	[CBB_GRPC_DEADLINE_EXCEEDED]   = "MTTTT",
+	[CBB_GRPC_NOT_FOUND]           = "RRRRR", /* Stop: already gone */
+	[CBB_GRPC_ALREADY_EXISTS]      = "RRRRR",
+	[CBB_GRPC_PERMISSION_DENIED]   = "RRRRR",
+	[CBB_GRPC_RESOURCE_EXHAUSTED]  = "TTTTT",
+	[CBB_GRPC_FAILED_PRECONDITION] = "RRRRR",
+	[CBB_GRPC_ABORTED]             = "TTTTT",
+	[CBB_GRPC_OUT_OF_RANGE]        = "RRRRR",
+	[CBB_GRPC_UNIMPLEMENTED]       = "RRRRR",
+	[CBB_GRPC_INTERNAL]            = "MTTTT",
+	[CBB_GRPC_UNAVAILABLE]         = "MTTTT",
+	[CBB_GRPC_DATA_LOSS]           = "MTTTT",
+	[CBB_GRPC_UNAUTHENTICATED]     = "RRRRR",
+};
+
+static bool repeatable(cbb_rpc_kind_t kind)
 {
-	Conduitapi__QueryOptions q = CONDUITAPI__QUERY_OPTIONS__INIT;
-	Conduitapi__QueryOptions__QueryMapEntry e =
-		CONDUITAPI__QUERY_OPTIONS__QUERY_MAP_ENTRY__INIT;
-	Conduitapi__QueryOptions__QueryMapEntry *ep = &e;
-	cbb_rpc_t call, *cp = &call;
-	uint8_t *buf;
-	size_t len;
-	int rc;
+	return kind != CBB_RPC_START;
+}
 
-	out->v = NULL;
-	out->n = 0;
-	*transport = false;
-	e.key = (char *)"Comment";
-	e.value = (char *)comment_regex;
-	q.n_querymap = 1;
-	q.querymap = &ep;
-	q.queryoperation = CONDUITAPI__QUERY_OPERATION__OR;
-	q.user = (char *)(user ? user : "");
-	len = conduitapi__query_options__get_packed_size(&q);
-	buf = malloc(len ? len : 1);
-	if (!buf)
-		return cbb_err(err, "conduit: out of memory");
-	conduitapi__query_options__pack(&q, buf);
+/* Conduit's handlers answer "server shutting down" before they begin. */
+static bool shutting_down(const cbb_rpc_t *c)
+{
+	return strstr(c->message, "server shutting down") != NULL;
+}
 
-	memset(&call, 0, sizeof(call));
-	call.method = "Query";
-	call.req = buf;
-	call.req_len = len;
-	call.idempotent = true;
-	if (cbb_grpc_run(g, &cp, 1)) {
-		*transport = call.transport || call.status == CBB_GRPC_UNAVAILABLE ||
-			     call.status == CBB_GRPC_DEADLINE_EXCEEDED;
-		cbb_err(err, "%s", call.message);
-		rc = -1;
-	} else {
-		rc = decode_multi(&call, out, err);
+/* grpcio's words for a handler that raised: a server fault, not a no. */
+static bool handler_crashed(const cbb_rpc_t *c)
+{
+	return strstr(c->message, "Exception calling application") != NULL ||
+	       strstr(c->message, "Exception iterating responses") != NULL;
+}
+
+cbb_answer_t cbb_conduit_answer(cbb_rpc_kind_t kind, const cbb_rpc_t *c)
+{
+	cbb_answer_t a;
+
+	if (c->status == CBB_GRPC_OK && c->have_status)
+		return CBB_ANSWER_OK;
+	if (!c->sent)
+		a = CBB_ANSWER_RETRY;          /* it never left */
+	else if (!c->have_status)
+		/* no answer or a broken one; a TLS or certificate problem
+		 * of ours is a refusal (set below gRPC, not in transport) */
+		a = !c->transport && c->status == CBB_GRPC_FAILED_PRECONDITION ?
+			    CBB_ANSWER_REFUSED : CBB_ANSWER_MAYBE;
+	else if (c->status == CBB_GRPC_UNKNOWN &&
+		 (!c->have_message || handler_crashed(c)))
+		a = CBB_ANSWER_MAYBE;          /* not one of Conduit's errors */
+	else if (c->status == CBB_GRPC_UNKNOWN && shutting_down(c))
+		a = CBB_ANSWER_RETRY;
+	else if (c->status > 0 && c->status < CBB_GRPC_NCODES)
+		a = answer_table[c->status][kind] == 'R' ? CBB_ANSWER_REFUSED :
+		    answer_table[c->status][kind] == 'T' ? CBB_ANSWER_RETRY :
+							   CBB_ANSWER_MAYBE;
+	else
+		a = CBB_ANSWER_MAYBE;
+	if (a == CBB_ANSWER_MAYBE && repeatable(kind))
+		a = CBB_ANSWER_RETRY;
+	return a;
+}
+
+const char *cbb_answer_name(cbb_answer_t a)
+{
+	switch (a) {
+	case CBB_ANSWER_OK:
+		return "ok";
+	case CBB_ANSWER_REFUSED:
+		return "refused";
+	case CBB_ANSWER_RETRY:
+		return "retry";
+	default:
+		return "maybe";
 	}
-	cbb_rpc_reset(&call);
-	free(buf);
-	return rc;
 }
 
 /* Several calls of one method, packed, run together, then freed. */
 typedef struct {
+	cbb_rpc_kind_t kind;
 	cbb_rpc_t *calls;
 	cbb_rpc_t **cp;
 	uint8_t **bufs;
+	cbb_answer_t *answer;
 	size_t n;
 } batch_t;
 
-static int batch_new(batch_t *b, size_t n)
-{
-	size_t i;
-
-	b->n = n;
-	b->calls = calloc(n ? n : 1, sizeof(*b->calls));
-	b->cp = calloc(n ? n : 1, sizeof(*b->cp));
-	b->bufs = calloc(n ? n : 1, sizeof(*b->bufs));
-	if (!b->calls || !b->cp || !b->bufs)
-		return -1;
-	for (i = 0; i < n; i++)
-		b->cp[i] = &b->calls[i];
-	return 0;
-}
-
-/* Give call i its packed request (NULL buf: packing ran out of memory). */
-static void batch_set(batch_t *b, size_t i, const char *method, uint8_t *buf,
-		      size_t len, bool idempotent)
-{
-	b->bufs[i] = buf;
-	b->calls[i].method = method;
-	b->calls[i].req = buf;
-	b->calls[i].req_len = buf ? len : 0;
-	b->calls[i].idempotent = idempotent;
-}
+static const char *const method_of[CBB_RPC_NKINDS] = {
+	"StartTransfer", "ValidateTransfer", "Query", "StopTransfer", "Version",
+};
 
 static void batch_free(batch_t *b)
 {
@@ -291,11 +341,152 @@ static void batch_free(batch_t *b)
 	free(b->calls);
 	free(b->cp);
 	free(b->bufs);
+	free(b->answer);
+}
+
+static int batch_new(batch_t *b, cbb_rpc_kind_t kind, size_t n)
+{
+	size_t i, m = n ? n : 1;
+
+	memset(b, 0, sizeof(*b));
+	b->kind = kind;
+	b->n = n;
+	b->calls = calloc(m, sizeof(*b->calls));
+	b->cp = calloc(m, sizeof(*b->cp));
+	b->bufs = calloc(m, sizeof(*b->bufs));
+	b->answer = calloc(m, sizeof(*b->answer));
+	if (!b->calls || !b->cp || !b->bufs || !b->answer) {
+		batch_free(b);
+		memset(b, 0, sizeof(*b));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		b->calls[i].method = method_of[kind];
+		b->calls[i].idempotent = repeatable(kind);
+	}
+	return 0;
+}
+
+/* Give call i its packed request (NULL: packing ran out of memory). */
+static void batch_set(batch_t *b, size_t i, uint8_t *buf, size_t len)
+{
+	b->bufs[i] = buf;
+	b->calls[i].req = buf;
+	b->calls[i].req_len = buf ? len : 0;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Run the batch, then send again what the server itself said to try
+ * again, while the budget lasts: at most CBB_CONDUIT_TRIES sends a call,
+ * 50 ms and then 150 ms apart.  (A call that got no answer at all had its
+ * one retry on a fresh connection in cbb_grpc_run, when it is safe to
+ * repeat; more would only wait on a server that is down.)  Each call
+ * keeps its request id across its sends.  A call whose request could not
+ * be packed is not sent (RETRY).
+ */
+static void batch_run(cbb_grpc_t *g, batch_t *b)
+{
+	static const unsigned backoff_ms[] = { 50, 150 };
+	size_t i, k, pass;
+
+	for (pass = 0; pass < CBB_CONDUIT_TRIES; pass++) {
+		for (i = 0, k = 0; i < b->n; i++)
+			if ((pass == 0 || (b->answer[i] == CBB_ANSWER_RETRY &&
+					   b->calls[i].have_status)) &&
+			    b->calls[i].req)
+				b->cp[k++] = &b->calls[i];
+		if (k == 0)
+			break;
+		if (pass > 0) {
+			unsigned wait = backoff_ms[pass - 1];
+
+			/* a resend needs time for a reply after the pause */
+			if (cbb_grpc_left_ms(g) < wait + 100)
+				break;
+			sleep_ms(wait);
+		}
+		(void)cbb_grpc_run(g, b->cp, k);
+		for (i = 0; i < k; i++) {
+			size_t at = (size_t)(b->cp[i] - b->calls);
+
+			b->answer[at] = cbb_conduit_answer(b->kind, b->cp[i]);
+		}
+	}
+	for (i = 0; i < b->n; i++)
+		if (!b->calls[i].req) {
+			b->answer[i] = CBB_ANSWER_RETRY;
+			snprintf(b->calls[i].message, sizeof(b->calls[i].message),
+				 "conduit: out of memory");
+		}
+}
+
+int cbb_conduit_query(cbb_grpc_t *g, const char *user,
+		      const char *comment_regex, cbb_transfers_t *out,
+		      bool *again, cbb_err_t *err)
+{
+	Conduitapi__QueryOptions q = CONDUITAPI__QUERY_OPTIONS__INIT;
+	Conduitapi__QueryOptions__QueryMapEntry e =
+		CONDUITAPI__QUERY_OPTIONS__QUERY_MAP_ENTRY__INIT;
+	Conduitapi__QueryOptions__QueryMapEntry *ep = &e;
+	batch_t b;
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	out->v = NULL;
+	out->n = 0;
+	*again = true;
+	e.key = (char *)"Comment";
+	e.value = (char *)comment_regex;
+	q.n_querymap = 1;
+	q.querymap = &ep;
+	q.queryoperation = CONDUITAPI__QUERY_OPERATION__OR;
+	q.user = (char *)(user ? user : "");
+	if (batch_new(&b, CBB_RPC_QUERY, 1) < 0)
+		return cbb_err(err, "conduit: out of memory");
+	len = conduitapi__query_options__get_packed_size(&q);
+	buf = malloc(len ? len : 1);
+	if (buf)
+		conduitapi__query_options__pack(&q, buf);
+	batch_set(&b, 0, buf, len);
+	batch_run(g, &b);
+	if (b.answer[0] != CBB_ANSWER_OK) {
+		*again = b.answer[0] != CBB_ANSWER_REFUSED;
+		rc = cbb_err(err, "%s", b.calls[0].message);
+	} else {
+		rc = decode_multi(&b.calls[0], out, err);
+	}
+	batch_free(&b);
+	return rc;
 }
 
 static uint8_t *alloc_packed(size_t len)
 {
 	return malloc(len ? len : 1);
+}
+
+/* The transfer id of an OK StartTransfer/ValidateTransfer reply. */
+static bool reply_id(const cbb_rpc_t *c, char *id, size_t size)
+{
+	budget_t bu = { 0, budget_for(c->resp_len) };
+	ProtobufCAllocator a = { budget_alloc, budget_free, &bu };
+	Conduitapi__TransferDetails *d =
+		conduitapi__transfer_details__unpack(&a, c->resp_len, c->resp);
+	bool ok = d && good_id(d->transferid) && strlen(d->transferid) < size;
+
+	if (ok)
+		snprintf(id, size, "%s", d->transferid);
+	if (d)
+		conduitapi__transfer_details__free_unpacked(d, &a);
+	return ok;
 }
 
 size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
@@ -304,15 +495,16 @@ size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 	batch_t b;
 	size_t i, failed = 0;
 
-	if (batch_new(&b, n) < 0) {
-		for (i = 0; i < n; i++) {
-			req[i].ok = false;
-			snprintf(req[i].message, sizeof(req[i].message),
-				 "conduit: out of memory");
-		}
-		batch_free(&b);
-		return n;
+	for (i = 0; i < n; i++) {
+		req[i].ok = false;
+		req[i].id[0] = '\0';
+		req[i].answer = CBB_ANSWER_RETRY;
+		snprintf(req[i].message, sizeof(req[i].message),
+			 "conduit: out of memory");
 	}
+	if (batch_new(&b, validate_only ? CBB_RPC_VALIDATE : CBB_RPC_START,
+		      n) < 0)
+		return n;
 	for (i = 0; i < n; i++) {
 		Conduitapi__TransferRequest r = CONDUITAPI__TRANSFER_REQUEST__INIT;
 		uint8_t *buf;
@@ -328,45 +520,24 @@ size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 		buf = alloc_packed(len);
 		if (buf)
 			conduitapi__transfer_request__pack(&r, buf);
-		/* a repeated StartTransfer could create a duplicate */
-		batch_set(&b, i, validate_only ? "ValidateTransfer" :
-			  "StartTransfer", buf, len, validate_only);
+		batch_set(&b, i, buf, len);
 	}
-	cbb_grpc_run(g, b.cp, n);
+	batch_run(g, &b);
 	for (i = 0; i < n; i++) {
 		cbb_start_t *s = &req[i];
 		cbb_rpc_t *c = &b.calls[i];
 
-		s->ok = false;
-		/* the server may have created it: no answer, or one saying
-		 * the deadline passed or the service was unavailable */
-		s->transport = c->transport ||
-			       c->status == CBB_GRPC_DEADLINE_EXCEEDED ||
-			       c->status == CBB_GRPC_UNAVAILABLE;
-		s->id[0] = '\0';
-		if (c->status == CBB_GRPC_OK) {
-			budget_t bu = { 0, budget_for(c->resp_len) };
-			ProtobufCAllocator a = { budget_alloc, budget_free, &bu };
-			Conduitapi__TransferDetails *d =
-				conduitapi__transfer_details__unpack(
-					&a, c->resp_len, c->resp);
-
-			if (d && d->transferid && d->transferid[0] &&
-			    strlen(d->transferid) < sizeof(s->id)) {
-				snprintf(s->id, sizeof(s->id), "%s",
-					 d->transferid);
-				s->ok = true;
-				s->message[0] = '\0';
-			} else {
+		s->answer = b.answer[i];
+		snprintf(s->message, sizeof(s->message), "%s", c->message);
+		if (s->answer == CBB_ANSWER_OK) {
+			s->ok = reply_id(c, s->id, sizeof(s->id));
+			if (!s->ok) {
+				/* the server said yes: it exists, unseen */
+				s->answer = CBB_ANSWER_MAYBE;
 				snprintf(s->message, sizeof(s->message),
-					 "conduit: %s reply without a transfer "
-					 "id", c->method);
+					 "conduit: %s reply without a usable "
+					 "transfer id", c->method);
 			}
-			if (d)
-				conduitapi__transfer_details__free_unpacked(d, &a);
-		} else {
-			snprintf(s->message, sizeof(s->message), "%s",
-				 c->message);
 		}
 		failed += !s->ok;
 	}
@@ -375,10 +546,12 @@ size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 }
 
 /* What Conduit says when there is nothing left to abort. */
-static bool already_over(const char *msg)
+static bool already_over(const cbb_rpc_t *c)
 {
-	return strstr(msg, "has it already completed") ||
-	       strstr(msg, "not found");
+	return c->have_status &&
+	       (c->status == CBB_GRPC_NOT_FOUND ||
+		strstr(c->message, "has it already completed") ||
+		strstr(c->message, "not found"));
 }
 
 size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n)
@@ -386,13 +559,14 @@ size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n)
 	batch_t b;
 	size_t i, failed = 0;
 
-	if (batch_new(&b, n) < 0) {
-		for (i = 0; i < n; i++)
-			snprintf(req[i].message, sizeof(req[i].message),
-				 "conduit: out of memory");
-		batch_free(&b);
-		return n;
+	for (i = 0; i < n; i++) {
+		req[i].ok = false;
+		req[i].answer = CBB_ANSWER_RETRY;
+		snprintf(req[i].message, sizeof(req[i].message),
+			 "conduit: out of memory");
 	}
+	if (batch_new(&b, CBB_RPC_STOP, n) < 0)
+		return n;
 	for (i = 0; i < n; i++) {
 		Conduitapi__TransferIds r = CONDUITAPI__TRANSFER_IDS__INIT;
 		char *one = (char *)req[i].id;
@@ -406,15 +580,16 @@ size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n)
 		buf = alloc_packed(len);
 		if (buf)
 			conduitapi__transfer_ids__pack(&r, buf);
-		batch_set(&b, i, "StopTransfer", buf, len, true);
+		batch_set(&b, i, buf, len);
 	}
-	cbb_grpc_run(g, b.cp, n);
+	batch_run(g, &b);
 	for (i = 0; i < n; i++) {
 		cbb_rpc_t *c = &b.calls[i];
 
-		req[i].transport = c->transport;
-		req[i].ok = c->status == CBB_GRPC_OK ||
-			    (!c->transport && already_over(c->message));
+		req[i].answer = b.answer[i];
+		if (req[i].answer == CBB_ANSWER_REFUSED && already_over(c))
+			req[i].answer = CBB_ANSWER_OK;
+		req[i].ok = req[i].answer == CBB_ANSWER_OK;
 		snprintf(req[i].message, sizeof(req[i].message), "%s",
 			 c->message);
 		failed += !req[i].ok;

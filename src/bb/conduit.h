@@ -72,13 +72,62 @@ bool cbb_transfer_succeeded(const cbb_transfer_t *t);
 bool cbb_transfer_failed(const cbb_transfer_t *t);
 
 /*
+ * What an answer to one RPC means for the hooks (docs/admin.md, "How
+ * conduit_bb reads Conduit's answers", is the table in words):
+ *
+ *   REFUSED  nothing happened and asking again will not help: Conduit's
+ *            own application errors (UNKNOWN with a message), and the
+ *            statuses that name a bad request, identity or configuration.
+ *            The stage fails with the server's message.
+ *   RETRY    nothing happened, try again: the call never left, the server
+ *            is shedding load (RESOURCE_EXHAUSTED, ABORTED) or shutting
+ *            down before it began.  Retried within the hook's budget, then
+ *            left to the next poll, bounded by ServerDownGrace (stage-in)
+ *            or StageOutDownGrace (stage-out).
+ *   MAYBE    it may have happened: no answer, a broken one, or a status a
+ *            stopping or failing server gives to calls in flight
+ *            (CANCELLED, DEADLINE_EXCEEDED, INTERNAL, UNAVAILABLE,
+ *            DATA_LOSS, UNKNOWN without a message).  For StartTransfer an
+ *            unsure start, reconciled through Query (StartVisibleGrace),
+ *            never sent twice; for the calls that are safe to repeat it
+ *            is the same as RETRY.
+ *
+ * The table is cbb_conduit_answer(); no other code decides this.
+ */
+typedef enum {
+	CBB_ANSWER_OK = 0,
+	CBB_ANSWER_REFUSED,
+	CBB_ANSWER_RETRY,
+	CBB_ANSWER_MAYBE,
+} cbb_answer_t;
+
+/* The RPCs conduit_bb sends (it never uses WatchStatus). */
+typedef enum {
+	CBB_RPC_START = 0,   /* StartTransfer: creates a transfer */
+	CBB_RPC_VALIDATE,    /* ValidateTransfer: a validation-only one */
+	CBB_RPC_QUERY,
+	CBB_RPC_STOP,        /* StopTransfer */
+	CBB_RPC_VERSION,
+	CBB_RPC_NKINDS,
+} cbb_rpc_kind_t;
+
+/* How a finished call of `kind` went (the table above). */
+cbb_answer_t cbb_conduit_answer(cbb_rpc_kind_t kind, const cbb_rpc_t *c);
+/* "refused", "retry", "maybe" (and "ok"), for logs and tests. */
+const char *cbb_answer_name(cbb_answer_t a);
+/* A call whose answer is RETRY (or MAYBE, for a call safe to repeat) is
+ * sent at most this many times within the hook's budget. */
+#define CBB_CONDUIT_TRIES 3
+
+/*
  * One Query: transfers of `user` whose Comment matches `comment_regex`
  * (RE2, unanchored search; anchor it yourself).  On failure returns -1,
- * sets err, and *transport tells whether the server was unreachable.
+ * sets err, and *again tells whether asking again later may succeed
+ * (anything but a refusal: the server unreachable, busy or restarting).
  */
 int cbb_conduit_query(cbb_grpc_t *g, const char *user,
 		      const char *comment_regex, cbb_transfers_t *out,
-		      bool *transport, cbb_err_t *err);
+		      bool *again, cbb_err_t *err);
 
 /* A transfer to start (or validate). */
 typedef struct {
@@ -91,13 +140,15 @@ typedef struct {
 	/* out */
 	char id[64];
 	bool ok;
-	bool transport;          /* unknown whether it was created */
+	cbb_answer_t answer;     /* OK, or why not (REFUSED/RETRY/MAYBE) */
 	char message[CBB_ERR_MAX];
 } cbb_start_t;
 
 /*
  * Start (validate_only: ValidateTransfer) all at once on one connection.
- * Returns how many failed.  StartTransfer is never retried here.
+ * Returns how many failed.  A StartTransfer is sent again only while its
+ * answer says nothing happened (RETRY), never after one that may have
+ * created the transfer (MAYBE).
  */
 size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 			 bool validate_only);
@@ -106,12 +157,13 @@ typedef struct {
 	const char *id;
 	const char *user;
 	bool ok;                 /* aborted, or already over */
-	bool transport;
+	cbb_answer_t answer;
 	char message[CBB_ERR_MAX];
 } cbb_stop_t;
 
 /* StopTransfer for each id, concurrently; "already completed" and "not
- * found" count as done.  Returns how many failed. */
+ * found" count as done; what is not refused is repeated within the
+ * budget.  Returns how many failed. */
 size_t cbb_conduit_stop(cbb_grpc_t *g, cbb_stop_t *req, size_t n);
 
 int cbb_conduit_version(cbb_grpc_t *g, char *buf, size_t size,

@@ -33,6 +33,12 @@ void cbb_plan_free(cbb_plan_t *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+bool cbb_directive_shared(const cbb_directive_t *d)
+{
+	return d->stage == CBB_STAGE_IN && !d->every_attempt &&
+	       !(d->symbols & CBB_SYM_PER_TASK);
+}
+
 /*
  * What one parse reuses from directive to directive: the plan's arena
  * for what the directives keep, and scratch for expansion and words.
@@ -455,4 +461,35 @@ int cbb_parse_script(const char *text, size_t len,
 	if (plan->n_errors > 1 && !opts->each_error)
 		more_errors(err, plan->n_errors - 1);
 	return plan->n_errors ? -1 : 0;
+}
+
+int cbb_plan_own_script(cbb_plan_t *plan, const char *text, size_t len,
+			const cbb_parse_opts_t *opts)
+{
+	cbb_parse_opts_t o = *opts;
+	cbb_plan_t own;
+	cbb_err_t err;
+	size_t i;
+	int rc;
+
+	o.expand = true;
+	o.each_error = NULL;
+	cbb_err_clear(&err);
+	rc = cbb_parse_script(text, len, &o, &own, &err);
+	/* a scan that failed leaves no directive: nothing matches */
+	if (own.n != plan->n || own.n == 0) {
+		cbb_plan_free(&own);
+		return -1;
+	}
+	for (i = 0; i < plan->n; i++) {
+		cbb_directive_t *d = &plan->v[i];
+
+		d->line = own.v[i].line;
+		if (rc == 0) {
+			d->symbols = own.v[i].symbols;
+			d->shared = cbb_directive_shared(d);
+		}
+	}
+	cbb_plan_free(&own);
+	return rc;
 }

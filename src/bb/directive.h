@@ -38,11 +38,13 @@ typedef struct {
 	bool every_attempt; /* --every-attempt: stage in again on requeue */
 	cbb_when_t when;    /* stage-out only */
 	bool skip;          /* set by the stage-out hooks: --when says no */
-	bool shared;        /* set by the stage-in hooks: one transfer for
-			       every task of the array (no %a, %j, %b) */
+	bool shared;        /* set by the stage hooks from
+			       cbb_directive_shared() once `symbols` is
+			       known (cbb_plan_own_script) */
 	unsigned line;     /* script line the directive starts on */
 	unsigned index;    /* 1-based position among all directives */
-	unsigned symbols;  /* CBB_SYM_* bits expanded on this line */
+	unsigned symbols;  /* CBB_SYM_* bits expanded on this line (a "%%"
+			      is CBB_SYM_PERCENT, never the letter after it) */
 	size_t nsources;
 	char **sources;    /* absolute, cleaned */
 	char *destination; /* absolute, cleaned, trailing '/' kept */
@@ -89,6 +91,28 @@ int cbb_parse_script(const char *text, size_t len,
 		     const cbb_parse_opts_t *opts, cbb_plan_t *plan,
 		     cbb_err_t *err);
 void cbb_plan_free(cbb_plan_t *plan);
+
+/*
+ * Whether a directive is staged once for a whole job array instead of
+ * once per task (docs/directives.md, "Job arrays"): a stage-in, not
+ * --every-attempt, that expanded none of the symbols that differ between
+ * tasks (CBB_SYM_PER_TASK).  Decided on d->symbols, the symbols the
+ * parser really expanded: "%%a" is a literal "%a", and nothing after a
+ * "\\" is a symbol.  The one rule for `conduit-bb check` and the hooks.
+ */
+bool cbb_directive_shared(const cbb_directive_t *d);
+
+/*
+ * The stage hooks parse the lines Slurm rewrote (symbols replaced, only
+ * the directive lines, so other line numbers).  Parse the job's own
+ * script `text` as job_process did (opts, expanding) and give each
+ * directive of `plan` its line number and, when that parse succeeded,
+ * its symbols and `shared`.  When the two do not have the same
+ * directives nothing changes (none shared).  Returns 0 when all was
+ * taken, -1 when not.
+ */
+int cbb_plan_own_script(cbb_plan_t *plan, const char *text, size_t len,
+			const cbb_parse_opts_t *opts);
 
 const char *cbb_stage_name(cbb_stage_t s);   /* "PRE" / "POST" */
 const char *cbb_action_name(cbb_action_t a); /* "cp" / "mv" */

@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "array.h"
 #include "bbcall.h"
 #include "key.h"
 #include "statefile.h"
@@ -54,6 +53,7 @@ static int l_get_status(lua_State *L)
 	cbb_recs_t skips;
 	bool transport;
 	char rx[2 * CBB_KEY_MAX + 128], user[24];
+	cbb_array_ident_t who;
 	uint32_t array;
 	int rc;
 
@@ -79,7 +79,10 @@ static int l_get_status(lua_State *L)
 	}
 	/* the caller's own transfers; root sees everyone's */
 	snprintf(user, sizeof(user), "%ld", caller);
-	array = cbb_array_of(c, (uint32_t)job_id);
+	/* StateDir is only read here (never created, rewritten or waited
+	 * on): slurmctld holds its burst-buffer lock meanwhile */
+	array = cbb_joined_array_peek(&c->base.cfg, c->base.cluster,
+				      (uint32_t)job_id, &who);
 	if (array)
 		cbb_key_array_regex(rx, sizeof(rx), c->base.cluster,
 				    (uint32_t)job_id, array);
@@ -97,8 +100,8 @@ static int l_get_status(lua_State *L)
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	/* a StateDir problem only costs the skipped rows */
-	if (cbb_skips_load(&c->base.cfg, c->base.cluster, (uint32_t)job_id,
-			   UINT32_MAX, 0, &skips, &err) < 0) {
+	if (cbb_skips_peek(&c->base.cfg, c->base.cluster, (uint32_t)job_id,
+			   &skips, &err) < 0) {
 		skips.v = NULL;
 		skips.n = 0;
 		cbb_err_clear(&err);
@@ -106,7 +109,9 @@ static int l_get_status(lua_State *L)
 	if (caller != 0)
 		own_skips(&skips, user);
 	rc = cbb_status_render(&c->transfers, &skips,
-			       cbb_array_joined(c, array ? array : (uint32_t)job_id),
+			       /* tasks of the array the job joined only */
+			       cbb_shared_tasks_peek(&c->base.cfg, c->base.cluster,
+						     array, array ? &who : NULL),
 			       (uint32_t)job_id, json, &c->base.out);
 	cbb_recs_free(&skips);
 	if (rc < 0) {

@@ -19,7 +19,6 @@
 #include "jobstate.h"
 #include "key.h"
 #include "outcome.h"
-#include "script.h"
 #include "stage.h"
 #include "statefile.h"
 
@@ -33,21 +32,22 @@
 #define CBB_DEFAULT_STATE_SAVE "/var/spool"
 
 /*
- * ... and mark the stage-in directives an array's tasks can share: those
- * whose own line has no %a, %j or %b (docs/directives.md, "Job arrays").
- * When the job's own script cannot be read none is shared.
+ * ... and mark the stage-in directives an array's tasks can share, by
+ * the symbols the job's own lines use (cbb_directive_shared, the rule
+ * `conduit-bb check` shows; docs/directives.md, "Job arrays").  When the
+ * job's own script cannot be read none is shared.
  */
-static void user_lines(cbb_bbcall_t *c, const char *path)
+static void user_lines(cbb_bbcall_t *c, const char *path,
+		       const cbb_parse_opts_t *o)
 {
 	char conf[4096], ssl[4096], orig[4200], *text = NULL;
-	cbb_script_t sc;
 	cbb_err_t err;
 	size_t len, i;
 
 	if (strncmp(path, "/proc/", 6)) {
 		/* the job's own script: its lines are right, no symbols */
 		for (i = 0; i < c->plan.n; i++)
-			c->plan.v[i].shared = c->plan.v[i].stage == CBB_STAGE_IN;
+			c->plan.v[i].shared = cbb_directive_shared(&c->plan.v[i]);
 		return;
 	}
 	if (cbb_slurm_conf_get("StateSaveLocation", conf, sizeof(conf), ssl,
@@ -58,15 +58,7 @@ static void user_lines(cbb_bbcall_t *c, const char *path)
 	cbb_err_clear(&err);
 	if (cbb_read_job_script(&c->job, orig, &text, &len, &err) < 0)
 		return;
-	if (cbb_script_scan(text, len, c->base.cfg.directive, c->base.cfg.max_directives,
-			    &sc, &err) == 0 && sc.count == c->plan.n)
-		for (i = 0; i < sc.count; i++) {
-			c->plan.v[i].line = sc.lines[i].lineno;
-			c->plan.v[i].shared =
-				c->plan.v[i].stage == CBB_STAGE_IN &&
-				!cbb_array_per_task(sc.lines[i].text, sc.lines[i].len);
-		}
-	cbb_script_free(&sc);
+	(void)cbb_plan_own_script(&c->plan, text, len, o);
 	free(text);
 }
 
@@ -110,7 +102,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	o.expand = false; /* Slurm already replaced the % symbols */
 	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, err) < 0)
 		return -1;
-	user_lines(c, cbb_lua_str(L, 2));
+	user_lines(c, cbb_lua_str(L, 2), &o);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
 	cbb_job_ctx_init(j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
@@ -202,12 +194,14 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
  * A job cancelled while its transfers run does not always get a
  * teardown: when the cancel and the teardown reach slurmscriptd in the
  * wrong order, the kill meant for the stage-in scripts kills the
- * teardown, and Slurm keeps polling test_data_in.  So a poll asks Slurm
- * (squeue) whether the job is over when its buffer has been torn down,
- * and otherwise at most every CBB_ASK_EVERY_S seconds while transfers
- * still run; if the job is over it aborts them.  Returns 1 (err set)
- * when the job is over, else 0.  Stage-in only: stage-out always runs
- * after the job is over.
+ * teardown, and Slurm keeps polling test_data_in.  So a poll looks at
+ * whether the job is over, and if it is it aborts the transfers.  The
+ * job's state comes from job_info (slurmctld's snapshot at the hook's
+ * launch, at no cost); only when job_info has none, or one not known
+ * here, is Slurm asked (squeue) when the buffer has been torn down, and
+ * otherwise at most every CBB_ASK_EVERY_S seconds while transfers still
+ * run.  Returns 1 (err set) when the job is over, else 0.  Stage-in
+ * only: stage-out always runs after the job is over.
  */
 #define CBB_ASK_EVERY_S 10
 
@@ -217,21 +211,30 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 	cbb_job_facts_t f;
 	cbb_err_t abort_err;
 	char sq[4200];
-	time_t asked_at;
+	const char *word = "";
+	time_t asked_at = time(NULL);
+	int over = c->have_state ? cbb_state_over(c->job_state, &word) : -1;
 
-	if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster, j->job_id,
-				 CBB_ASK_EVERY_S))
+	if (over == 0)
 		return 0;
-	asked_at = time(NULL);
-	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)), j->job_id,
-		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	memset(&f, 0, sizeof(f));
+	if (over == 1) {
+		f.cls = CBB_JOB_OVER;
+		snprintf(f.state, sizeof(f.state), "%s", word);
+	} else {
+		if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster,
+					 j->job_id, CBB_ASK_EVERY_S))
+			return 0;
+		cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
+			      j->job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
+	}
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		return 0;
 	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
 	cbb_err_clear(&abort_err);
 	if (j->array_job_id)
-		j->abort_shared = !cbb_array_others_wait(c, j->array_job_id, j->job_id);
-	if (cbb_stage_teardown(j, true, &abort_err) < 0)
+		j->abort_shared = !cbb_array_others_wait(c, j);
+	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
 	/* the teardown that would have forgotten the job may never come */
 	cbb_state_forget(&c->base.cfg, c->base.cluster, j->job_id);
@@ -327,12 +330,98 @@ static int l_nothing_to_do(lua_State *L)
 }
 
 /*
+ * Whether StateDir remembers a stage-in start for the job (its own, or
+ * joining its array's) in an attempt whose stage-in was not seen to end
+ * (a poll that finds a stage over writes its ACCOUNTED record).
+ */
+static bool unfinished_stage_in(const cbb_bbcall_t *c, uint32_t job_id)
+{
+	cbb_recs_t r;
+	cbb_err_t err;
+	size_t i;
+	bool any = false, ended = false;
+	uint32_t last = 0;
+
+	cbb_err_clear(&err);
+	if (cbb_recs_load(&c->base.cfg, c->base.cluster, job_id, UINT32_MAX, 0,
+			  &r, &err) < 0)
+		return false;
+	for (i = 0; i < r.n; i++) {
+		const cbb_rec_t *x = &r.v[i];
+
+		if ((x->type == CBB_KEY_PRE && (x->kind == CBB_REC_STARTED ||
+						x->kind == CBB_REC_UNSURE)) ||
+		    x->kind == CBB_REC_JOINED) {
+			any = true;
+			if (x->restart > last)
+				last = x->restart;
+		}
+	}
+	for (i = 0; i < r.n && any; i++)
+		ended = ended || (r.v[i].kind == CBB_REC_ACCOUNTED &&
+				  r.v[i].type == CBB_KEY_PRE &&
+				  r.v[i].restart >= last);
+	cbb_recs_free(&r);
+	return any && !ended;
+}
+
+/*
+ * A teardown without hurry leaves transfers alone, but not the stage-ins
+ * of a job that is over: when Slurm killed both the polls and the
+ * hurried teardown of a job cancelled in stage-in, this teardown (after a
+ * restart, say) is the last hook that will ever hear of the job.  Only a
+ * job whose records show a stage-in that was never seen to end costs a
+ * Query (a job that ran costs nothing), and only one with a stage-in
+ * still running an squeue.
+ */
+static void stop_orphaned_stage_in(cbb_bbcall_t *c, cbb_job_ctx_t *j)
+{
+	cbb_job_facts_t f;
+	cbb_err_t err;
+	char msg[256], sq[4200];
+	time_t asked_at;
+	long n;
+
+	if (!unfinished_stage_in(c, j->job_id))
+		goto alone;
+	cbb_err_clear(&err);
+	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) < 0)
+		goto failed;
+	j->g = &c->grpc;
+	n = cbb_stage_in_active(j, &err);
+	if (n < 0)
+		goto failed;
+	if (n == 0)
+		goto alone;
+	asked_at = time(NULL);
+	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)), j->job_id,
+		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
+		goto alone;
+	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
+	snprintf(msg, sizeof(msg), "job %u: teardown: the job is %s with %ld "
+		 "stage-in transfer(s) still running: aborting them", j->job_id,
+		 f.state[0] ? f.state : "gone", n);
+	cbb_call_queue_log(c, CBB_LOG_INFO, msg);
+	if (cbb_stage_teardown(j, true, true, &err) < 0)
+		goto failed;
+	return;
+failed:
+	cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+	return;
+alone:
+	snprintf(msg, sizeof(msg), "job %u: teardown: leaving transfers alone",
+		 j->job_id);
+	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
+}
+
+/*
  * slurm_bb_job_teardown(job_id, job_script, hurry, uid, gid)
  *
  * Without hurry Slurm tears down a buffer it is done with (after
  * stage-out, after a failed stage, for a job that is gone): nothing is
- * aborted, nothing waited for, nothing asked; the job's StateDir files
- * go.  Slurm passes hurry=true for a cancelled job and for scancel
+ * waited for, and nothing aborted but the stage-ins of a job that is over
+ * (stop_orphaned_stage_in); the job's StateDir files go.  Slurm passes hurry=true for a cancelled job and for scancel
  * --hurry during stage-out, but also after a slurmctld restart or
  * reconfigure during stage-in, when it then runs stage-in again:
  * aborting then would transfer everything twice (and break a half-done
@@ -368,13 +457,13 @@ static int l_job_teardown(lua_State *L)
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (!hurried) {
-		snprintf(msg, sizeof(msg), "job %ld: teardown: leaving transfers "
-			 "alone", job_id);
-		cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
-		/* the last task of an array to go takes its shared records */
 		cbb_job_ctx_init(&j, &c->base.cfg, NULL, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);
+		j.log = cbb_call_queue_log;
+		j.log_ud = c;
+		/* the last task of an array to go takes its shared records */
 		cbb_array_teardown(c, &j);
+		stop_orphaned_stage_in(c, &j);
 		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
 		return cbb_bbcall_finish(L, c, 0, NULL);
 	}
@@ -401,7 +490,7 @@ static int l_job_teardown(lua_State *L)
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
 		cbb_array_teardown(c, &j);
-		rc = cbb_stage_teardown(&j, true, &err);
+		rc = cbb_stage_teardown(&j, true, false, &err);
 	} else {
 		rc = -1;
 	}

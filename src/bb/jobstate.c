@@ -35,9 +35,16 @@ cbb_jobstate_t cbb_job_state_classify(const char *w)
 	return CBB_JOB_UNKNOWN;
 }
 
-/* One "A F K T" row; false when it is not one. */
-static bool row(const char *line, size_t len, uint32_t *a, uint32_t *f,
-		bool *task, char *state, size_t ssize)
+/* One "A F K T" row of squeue's answer. */
+typedef struct {
+	uint32_t job_id;       /* %A */
+	uint32_t array_job_id; /* %F */
+	bool task;             /* %K is a task number */
+	char state[32];        /* %T */
+} sq_row_t;
+
+/* Read one row; false when the line is not one. */
+static bool row(const char *line, size_t len, sq_row_t *r)
 {
 	char buf[160], k[32], t[40];
 	unsigned long ua, uf;
@@ -47,121 +54,158 @@ static bool row(const char *line, size_t len, uint32_t *a, uint32_t *f,
 	memcpy(buf, line, len);
 	buf[len] = '\0';
 	if (sscanf(buf, "%lu %lu %31s %39s", &ua, &uf, k, t) != 4 ||
-	    ua > 0xffffffffUL || uf > 0xffffffffUL || strlen(t) >= ssize)
+	    ua > 0xffffffffUL || uf > 0xffffffffUL ||
+	    strlen(t) >= sizeof(r->state))
 		return false;
-	*a = (uint32_t)ua;
-	*f = (uint32_t)uf;
-	*task = k[0] >= '0' && k[0] <= '9';
-	strcpy(state, t);
+	r->job_id = (uint32_t)ua;
+	r->array_job_id = (uint32_t)uf;
+	r->task = k[0] >= '0' && k[0] <= '9';
+	strcpy(r->state, t);
 	return true;
+}
+
+typedef void (*sq_visit_fn)(void *ud, const sq_row_t *r);
+
+/*
+ * The one reader of squeue's answer (stdout, exit status, stderr): hands
+ * every row to `visit`, then says what the answer as a whole is: 1
+ * squeue answered (exit 0), 0 Slurm has forgotten the job (a failure
+ * whose stderr, never the output, says "Invalid job id", with no row),
+ * -1 no answer.
+ */
+static int sq_read(const char *out, int status, const char *errtext,
+		   sq_visit_fn visit, void *ud)
+{
+	const char *p = out, *nl;
+	bool any = false;
+
+	for (; *p; p = nl ? nl + 1 : p + strlen(p)) {
+		sq_row_t r;
+
+		nl = strchr(p, '\n');
+		if (!row(p, nl ? (size_t)(nl - p) : strlen(p), &r))
+			continue;
+		any = true;
+		visit(ud, &r);
+	}
+	if (status == 0)
+		return 1;
+	return !any && strstr(errtext, "Invalid job id") ? 0 : -1;
+}
+
+/*
+ * Run squeue for `id` and read its answer with sq_read; -1 when it could
+ * not be run, timed out, died or said too much (there is no exit status
+ * then to read).
+ */
+static int sq_ask(const char *squeue, uint32_t id, unsigned timeout_ms,
+		  sq_visit_fn visit, void *ud)
+{
+	char ids[16], prog[512], fmt[] = "%A %F %K %T";
+	char a0[] = "-h", a1[] = "-t", a2[] = "all", a3[] = "-j", a5[] = "-o";
+	char *argv[] = { prog, a0, a1, a2, a3, ids, a5, fmt, NULL };
+	cbb_buf_t out, err;
+	int status, rc = -1;
+
+	snprintf(ids, sizeof(ids), "%u", id);
+	snprintf(prog, sizeof(prog), "%s", squeue);
+	cbb_buf_init(&out, OUT_MAX);
+	cbb_buf_init(&err, ERR_MAX);
+	if (cbb_run(argv, timeout_ms, &out, &err, &status) == 0)
+		rc = sq_read(out.data ? out.data : "", status,
+			     err.data ? err.data : "", visit, ud);
+	cbb_buf_free(&out);
+	cbb_buf_free(&err);
+	return rc;
+}
+
+/* cbb_job_state: the job's own row, picked by its id */
+typedef struct {
+	uint32_t job_id;
+	cbb_job_facts_t f;
+} one_job_t;
+
+static void visit_one(void *ud, const sq_row_t *r)
+{
+	one_job_t *o = ud;
+
+	if (r->job_id != o->job_id)
+		return;
+	o->f.cls = cbb_job_state_classify(r->state);
+	snprintf(o->f.state, sizeof(o->f.state), "%s", r->state);
+	o->f.array_job_id = r->array_job_id;
+	o->f.array_task = r->task;
+}
+
+static void one_init(one_job_t *o, uint32_t job_id)
+{
+	memset(o, 0, sizeof(*o));
+	o->job_id = job_id;
+	o->f.cls = CBB_JOB_UNKNOWN;
+}
+
+static cbb_jobstate_t one_done(one_job_t *o, int answer,
+			       cbb_job_facts_t *facts)
+{
+	if (answer == 0)
+		o->f.cls = CBB_JOB_GONE;
+	else if (answer < 0)
+		o->f.cls = CBB_JOB_UNKNOWN;
+	if (facts)
+		*facts = o->f;
+	return o->f.cls;
 }
 
 cbb_jobstate_t cbb_job_state_parse(const char *out, int status,
 				   const char *errtext, uint32_t job_id,
 				   cbb_job_facts_t *facts)
 {
-	cbb_job_facts_t f;
-	const char *p = out, *nl;
-	bool any = false;
+	one_job_t o;
 
-	memset(&f, 0, sizeof(f));
-	f.cls = CBB_JOB_UNKNOWN;
-	for (; *p; p = nl ? nl + 1 : p + strlen(p)) {
-		uint32_t a, fa;
-		bool task;
-		char st[32];
-		cbb_jobstate_t c;
-
-		nl = strchr(p, '\n');
-		if (!row(p, nl ? (size_t)(nl - p) : strlen(p), &a, &fa, &task,
-			 st, sizeof(st)))
-			continue;
-		any = true;
-		c = cbb_job_state_classify(st);
-		if (a == job_id) {
-			f.cls = c;
-			snprintf(f.state, sizeof(f.state), "%s", st);
-			f.array_job_id = fa;
-			f.array_task = task;
-		}
-	}
-	if (!any && status != 0 && strstr(errtext, "Invalid job id")) {
-		/* stderr, not the output: a job name never gets there */
-		f.cls = CBB_JOB_GONE;
-	} else if (!any || status != 0) {
-		f.cls = CBB_JOB_UNKNOWN;
-	}
-	if (facts)
-		*facts = f;
-	return f.cls;
+	one_init(&o, job_id);
+	return one_done(&o, sq_read(out, status, errtext, visit_one, &o),
+			facts);
 }
 
 cbb_jobstate_t cbb_job_state(const char *squeue, uint32_t job_id,
 			     unsigned timeout_ms, cbb_job_facts_t *facts)
 {
-	char id[16], prog[512], fmt[] = "%A %F %K %T";
-	char a0[] = "-h", a1[] = "-t", a2[] = "all", a3[] = "-j", a5[] = "-o";
-	char *argv[] = { prog, a0, a1, a2, a3, id, a5, fmt, NULL };
-	cbb_buf_t out, err;
-	cbb_jobstate_t cls = CBB_JOB_UNKNOWN;
-	int status;
+	one_job_t o;
 
-	if (facts) {
-		memset(facts, 0, sizeof(*facts));
-		facts->cls = CBB_JOB_UNKNOWN;
-	}
-	snprintf(id, sizeof(id), "%u", job_id);
-	snprintf(prog, sizeof(prog), "%s", squeue);
-	cbb_buf_init(&out, OUT_MAX);
-	cbb_buf_init(&err, ERR_MAX);
-	if (cbb_run(argv, timeout_ms, &out, &err, &status) == 0)
-		cls = cbb_job_state_parse(out.data ? out.data : "", status,
-					  err.data ? err.data : "", job_id,
-					  facts);
-	cbb_buf_free(&out);
-	cbb_buf_free(&err);
-	return cls;
+	one_init(&o, job_id);
+	return one_done(&o, sq_ask(squeue, job_id, timeout_ms, visit_one, &o),
+			facts);
+}
+
+/* cbb_any_alive: is one of the tasks asked about not over? */
+typedef struct {
+	const uint32_t *ids;
+	size_t n;
+	bool alive;
+} some_tasks_t;
+
+static void visit_some(void *ud, const sq_row_t *r)
+{
+	some_tasks_t *s = ud;
+	size_t k;
+
+	for (k = 0; k < s->n && !s->alive; k++)
+		if (s->ids[k] == r->job_id &&
+		    cbb_job_state_classify(r->state) != CBB_JOB_OVER)
+			s->alive = true; /* alive, or a state not known */
 }
 
 int cbb_any_alive(const char *squeue, uint32_t array_job_id,
 		  const uint32_t *ids, size_t n, unsigned timeout_ms)
 {
-	char id[16], prog[512], fmt[] = "%A %F %K %T";
-	char a0[] = "-h", a1[] = "-t", a2[] = "all", a3[] = "-j", a5[] = "-o";
-	char *argv[] = { prog, a0, a1, a2, a3, id, a5, fmt, NULL };
-	cbb_buf_t out, err;
-	const char *p, *nl;
-	int status, rc = -1;
-	size_t k;
+	some_tasks_t s = { ids, n, false };
+	int answer;
 
 	if (n == 0)
 		return 0;
-	snprintf(id, sizeof(id), "%u", array_job_id);
-	snprintf(prog, sizeof(prog), "%s", squeue);
-	cbb_buf_init(&out, OUT_MAX);
-	cbb_buf_init(&err, ERR_MAX);
-	if (cbb_run(argv, timeout_ms, &out, &err, &status) == 0 &&
-	    status == 0) {
-		rc = 0;
-		for (p = out.data ? out.data : ""; *p && rc == 0;
-		     p = nl ? nl + 1 : p + strlen(p)) {
-			uint32_t a, fa;
-			bool task;
-			char st[32];
-
-			nl = strchr(p, '\n');
-			if (!row(p, nl ? (size_t)(nl - p) : strlen(p), &a, &fa,
-				 &task, st, sizeof(st)))
-				continue;
-			for (k = 0; k < n; k++)
-				if (ids[k] == a && cbb_job_state_classify(st) !=
-							   CBB_JOB_OVER)
-					rc = 1; /* alive, or a state not known */
-		}
-	} else if (status != 0 && err.data && strstr(err.data, "Invalid job id")) {
-		rc = 0; /* Slurm has forgotten the whole array */
-	}
-	cbb_buf_free(&out);
-	cbb_buf_free(&err);
-	return rc;
+	answer = sq_ask(squeue, array_job_id, timeout_ms, visit_some, &s);
+	if (answer < 0)
+		return -1;
+	/* a task squeue does not list, or Slurm forgot the whole array */
+	return answer > 0 && s.alive;
 }

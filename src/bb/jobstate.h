@@ -1,7 +1,7 @@
 /*
  * jobstate.h - ask Slurm what state a job is in, for hooks that have no
- * job_info (teardown) or must not trust it (a poll of a job that may be
- * over), by running
+ * job_info (teardown, arrays' other tasks) or whose job_info carries no
+ * state (a poll on a Slurm that does not pass one), by running
  *
  *   squeue -h -t all -j ID -o "%A %F %K %T"
  *
@@ -52,7 +52,9 @@ cbb_jobstate_t cbb_job_state_parse(const char *out, int status,
 /*
  * Whether any of the tasks `ids` of an array is not over, with one
  * squeue for the whole array: 1 (alive, or in a state not known here),
- * 0 (all over or gone), -1 (squeue failed: do not assume either).
+ * 0 (all over or gone), -1 (squeue could not be run, failed, timed out
+ * or was killed: do not assume either).  Read by the same reader as
+ * cbb_job_state(), so "gone" means the same thing for both.
  */
 int cbb_any_alive(const char *squeue, uint32_t array_job_id,
 		  const uint32_t *ids, size_t n, unsigned timeout_ms);

@@ -113,3 +113,35 @@ void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
 		snprintf(buf, size, "^SLURMJOB:%u,CLUSTER:%s,RESTART:%ld,",
 			 job_id, esc, restart);
 }
+
+size_t cbb_key_jobs_regex(char *buf, size_t size, const char *cluster,
+			  const uint32_t *ids, size_t n)
+{
+	char esc[CBB_CLUSTER_MAX * 2], id[16];
+	size_t i, len = 0;
+	bool fits = true;
+	int k;
+
+	/* written piece by piece; once one does not fit, only counted */
+#define PUT(s, l) do { \
+		fits = fits && len + (l) < size; \
+		if (fits) \
+			memcpy(buf + len, (s), (l)); \
+		len += (l); \
+		if (fits) \
+			buf[len] = '\0'; \
+	} while (0)
+	if (size)
+		buf[0] = '\0';
+	cluster_regex(esc, cluster);
+	PUT("^SLURMJOB:(", 11);
+	for (i = 0; i < n; i++) {
+		k = snprintf(id, sizeof(id), "%s%u", i ? "|" : "", ids[i]);
+		PUT(id, (size_t)k);
+	}
+	PUT("),CLUSTER:", 10);
+	PUT(esc, strlen(esc));
+	PUT(",", 1);
+#undef PUT
+	return len;
+}

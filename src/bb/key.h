@@ -59,4 +59,15 @@ void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
 void cbb_key_array_regex(char *buf, size_t size, const char *cluster,
 			 uint32_t job_id, uint32_t array_job_id);
 
+/*
+ * Anchored regex for every transfer, of every restart, of any of n jobs
+ * of one cluster: ^SLURMJOB:(1|2|3),CLUSTER:<cluster>, (an array's shared
+ * stage-ins are under the array's own id: list it among the ids).  One
+ * Query then answers for all of them (`conduit-bb status`).  Returns the
+ * length the regex needs, as snprintf does; buf may be NULL when size
+ * is 0.
+ */
+size_t cbb_key_jobs_regex(char *buf, size_t size, const char *cluster,
+			  const uint32_t *ids, size_t n);
+
 #endif

@@ -49,6 +49,16 @@ void cbb_outcome(bool have_state, uint32_t job_state, bool have_exit,
 	snprintf(o->why, sizeof(o->why), "%s", state_names[base]);
 }
 
+int cbb_state_over(uint32_t job_state, const char **word)
+{
+	uint32_t base = job_state & 0xff;
+
+	*word = base <= ST_LAST ? state_names[base] : "";
+	if (base > ST_LAST)
+		return -1;
+	return base >= ST_COMPLETE;
+}
+
 bool cbb_when_runs(cbb_when_t w, const cbb_outcome_t *o)
 {
 	if (w == CBB_WHEN_ALWAYS || !o->known)

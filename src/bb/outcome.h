@@ -33,6 +33,14 @@ typedef struct {
 void cbb_outcome(bool have_state, uint32_t job_state, bool have_exit,
 		 uint32_t exit_code, cbb_outcome_t *o);
 
+/*
+ * Whether a job's compute is over, from job_info.job_state (a snapshot
+ * slurmctld takes under its job lock when it launches the hook): 1 over
+ * (completed, cancelled, failed ...; *word names the state), 0 not
+ * (pending, running, suspended), -1 a state not known here.
+ */
+int cbb_state_over(uint32_t job_state, const char **word);
+
 /* Whether a directive with this --when= runs for outcome o. */
 bool cbb_when_runs(cbb_when_t w, const cbb_outcome_t *o);
 

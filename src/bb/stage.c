@@ -331,13 +331,16 @@ static void undo_starts(cbb_job_ctx_t *j, dview_t **which, cbb_start_t *req,
 
 /*
  * Start the views marked V_START (and, when `retry_failed`, V_FAILED),
- * all at once.  Records each outcome; an unsure one is never repeated
- * here (the polls decide once StartVisibleGrace has passed).  Returns
+ * all at once.  Records each outcome (conduit.h's answers): an unsure one
+ * (MAYBE) is never repeated here (the polls decide once StartVisibleGrace
+ * has passed); one the server said to try again (RETRY) is counted in
+ * *deferred, its message in `later`, and left to the next poll.  Returns
  * how many were started (or may have been), -1 (err set) when Conduit
  * refused one.
  */
 static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
-			size_t n, bool retry_failed, cbb_err_t *err)
+			size_t n, bool retry_failed, size_t *deferred,
+			cbb_err_t *later, cbb_err_t *err)
 {
 	cbb_key_type_t type = key_type(stage);
 	uint32_t a = cbb_attempt(j, stage);
@@ -389,12 +392,23 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			batch_add(j, &b, rt, ra, which[i]->d->index,
 				  CBB_REC_STARTED, req[i].id);
 			started++;
-		} else if (req[i].transport) {
+		} else if (req[i].answer == CBB_ANSWER_MAYBE) {
 			/* it may exist: never start it twice (recorded above) */
 			cbb_stage_log(j, 0, "job %u: line %u: start not confirmed (%s); "
 			      "waiting for it to show up", j->job_id,
 			      which[i]->d->line, req[i].message);
 			started++;
+		} else if (req[i].answer == CBB_ANSWER_RETRY) {
+			/* nothing was started: the next poll starts it */
+			batch_add(j, &b, rt, ra, which[i]->d->index,
+				  CBB_REC_REFUSED, NULL);
+			cbb_stage_log(j, 0, "job %u: line %u: %s not started yet (%s); "
+			      "the next poll starts it", j->job_id,
+			      which[i]->d->line, stage_word(stage), req[i].message);
+			if (*deferred == 0)
+				cbb_err(later, "line %u: %s", which[i]->d->line,
+					req[i].message);
+			(*deferred)++;
 		} else {
 			/* refused: nothing was started */
 			batch_add(j, &b, rt, ra, which[i]->d->index,
@@ -423,6 +437,19 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 static bool best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
 {
 	return stage == CBB_STAGE_OUT && j->requeued;
+}
+
+/* Whether an interrupted attempt's failed stage-out was logged already. */
+static bool noted(const cbb_recs_t *recs, uint32_t index, uint32_t attempt)
+{
+	size_t i;
+
+	for (i = 0; i < recs->n; i++)
+		if (recs->v[i].kind == CBB_REC_NOTED &&
+		    recs->v[i].type == CBB_KEY_POST &&
+		    recs->v[i].attempt == attempt && recs->v[i].index == index)
+			return true;
+	return false;
 }
 
 static bool uses_shared(const dview_t *views, size_t n)
@@ -457,14 +484,14 @@ static size_t count_stage(const cbb_plan_t *plan, cbb_stage_t stage)
 
 /*
  * The records and one Query for a stage.  Returns 0; -1 (err set) when
- * StateDir is unusable; -2 (err and *transport set) when the Query
- * failed.  Frees what it filled on failure.
+ * StateDir is unusable; -2 (err set; *again: not a refusal) when the
+ * Query failed.  Frees what it filled on failure.
  */
 static int gather(cbb_job_ctx_t *j, cbb_stage_t stage,
 		  cbb_transfers_t *have, cbb_recs_t *recs, cbb_recs_t *shared,
-		  bool *transport, cbb_err_t *err)
+		  bool *again, cbb_err_t *err)
 {
-	*transport = false;
+	*again = false;
 	have->v = NULL;
 	have->n = 0;
 	shared->v = NULL;
@@ -478,7 +505,7 @@ static int gather(cbb_job_ctx_t *j, cbb_stage_t stage,
 		cbb_recs_free(recs);
 		return -1;
 	}
-	if (cbb_find_query(j, have, transport, err) < 0) {
+	if (cbb_find_query(j, have, again, err) < 0) {
 		cbb_recs_free(recs);
 		cbb_recs_free(shared);
 		return -2;
@@ -501,12 +528,15 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	cbb_transfers_t have;
 	cbb_recs_t recs, shared;
 	dview_t *views;
-	bool transport;
+	bool again;
 	long started = 0;
+	size_t deferred = 0;
+	cbb_err_t later;
 	int rc = 0, lock;
 
 	if (want == 0)
 		return 0;
+	cbb_err_clear(&later);
 	if (attempt_over(j)) {
 		cbb_stage_log(j, 1, "job %u: %s: the job is over and its buffer "
 			      "torn down; nothing started", j->job_id,
@@ -519,10 +549,10 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		      j->job_id, stage_word(stage), j->array_job_id);
 		return 0;
 	}
-	rc = gather(j, stage, &have, &recs, &shared, &transport, err);
+	rc = gather(j, stage, &have, &recs, &shared, &again, err);
 	if (rc < 0) {
 		cbb_shared_unlock(lock);
-		if (rc == -1 || !transport)
+		if (rc == -1 || !again)
 			return -1;
 		/* the polls start everything once the server answers */
 		(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
@@ -552,14 +582,18 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		 * again (the user fixed it and released the job); a stage-out
 		 * failure stands */
 		started = start_views(j, stage, views, n, stage == CBB_STAGE_IN,
-				      err);
+				      &deferred, &later, err);
 		rc = started < 0 ? -1 : 0;
+		/* what the server would not take yet: the polls start it,
+		 * within the same grace as an outage */
+		if (rc == 0 && deferred)
+			(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
 		cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	}
 	cbb_stage_log(j, 1, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
-	      "already there, %zu done in an earlier attempt", j->job_id,
-	      stage_word(stage), cbb_attempt(j, stage),
-	      started < 0 ? 0 : started, there, kept);
+	      "already there, %zu done in an earlier attempt, %zu left to "
+	      "the polls", j->job_id, stage_word(stage), cbb_attempt(j, stage),
+	      started < 0 ? 0 : started, there, kept, deferred);
 	free(views);
 out:
 	cbb_shared_unlock(lock);
@@ -569,8 +603,12 @@ out:
 	return rc;
 }
 
-/* The server did not answer a poll: BUSY within the grace, then FAILED. */
-static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, cbb_err_t *err)
+/*
+ * The server did not answer a poll, or would not take a start yet: BUSY
+ * within the grace, then FAILED.
+ */
+static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, const char *what,
+		       cbb_err_t *err)
 {
 	unsigned grace = stage == CBB_STAGE_IN ? j->cfg->down_grace_s :
 						 j->cfg->out_down_grace_s;
@@ -581,15 +619,15 @@ static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, cbb_err_t *err)
 	char last[CBB_ERR_MAX];
 
 	if (now - since < (time_t)grace) {
-		cbb_stage_log(j, 0, "job %u: %s: %s (server down for %lld s; waiting "
+		cbb_stage_log(j, 0, "job %u: %s: %s (server %s for %lld s; waiting "
 		      "up to %s=%u s)", j->job_id, stage_word(stage), err->msg,
-		      (long long)(now - since), knob, grace);
+		      what, (long long)(now - since), knob, grace);
 		return CBB_POLL_BUSY;
 	}
 	memcpy(last, err->msg, sizeof(last));
 	cbb_err_clear(err);
-	cbb_err(err, "conduit: server unreachable for %lld s (%s=%u s): "
-		"%.900s", (long long)(now - since), knob, grace, last);
+	cbb_err(err, "conduit: server %s for %lld s (%s=%u s): "
+		"%.900s", what, (long long)(now - since), knob, grace, last);
 	return CBB_POLL_FAILED;
 }
 
@@ -601,7 +639,9 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	cbb_transfers_t have;
 	cbb_recs_t recs, shared;
 	dview_t *views = NULL;
-	bool transport;
+	bool again;
+	size_t deferred = 0;
+	cbb_err_t later;
 	int rc = CBB_POLL_DONE, lock;
 
 	/* nothing to wait for, unless all of a stage-out was skipped and
@@ -611,17 +651,19 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		return CBB_POLL_DONE;
 	if (!cbb_shared_lock_for(j, plan, stage, &lock))
 		return CBB_POLL_BUSY; /* another task is starting them */
-	switch (gather(j, stage, &have, &recs, &shared, &transport, err)) {
+	cbb_err_clear(&later);
+	switch (gather(j, stage, &have, &recs, &shared, &again, err)) {
 	case -1:
 		cbb_shared_unlock(lock);
 		return CBB_POLL_FAILED;
-	case -2: /* any failure to ask is an outage until the grace is over */
+	case -2: /* a failure to ask is an outage until the grace is over;
+		    a refusal is final */
 		cbb_shared_unlock(lock);
-		return server_down(j, stage, err);
+		return again ? server_down(j, stage, "unreachable", err) :
+			       CBB_POLL_FAILED;
 	default:
 		break;
 	}
-	cbb_down_clear(j->cfg, j->cluster, j->job_id);
 	views = calloc(want ? want : 1, sizeof(*views));
 	if (!views) {
 		rc = cbb_err(err, "conduit: out of memory");
@@ -638,10 +680,14 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				rc = CBB_POLL_FAILED;
 				goto out;
 			}
-			cbb_stage_log(j, -1, "job %u: stage-out of attempt %u, which a "
-			      "requeue interrupted: %s; the job goes on to its "
-			      "next attempt", j->job_id, cbb_attempt(j, stage),
-			      err->msg);
+			if (!noted(&recs, views[i].d->index, cbb_attempt(j, stage))) {
+				cbb_stage_log(j, -1, "job %u: stage-out of attempt %u, "
+				      "which a requeue interrupted: %s; the job goes "
+				      "on to its next attempt", j->job_id,
+				      cbb_attempt(j, stage), err->msg);
+				add_record(j, CBB_KEY_POST, cbb_attempt(j, stage),
+					   views[i].d->index, CBB_REC_NOTED, NULL);
+			}
 			cbb_err_clear(err);
 			done++;
 			continue;
@@ -652,12 +698,23 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		kept += views[i].v == V_KEPT;
 		missing += views[i].v == V_START;
 	}
-	if (missing && start_views(j, stage, views, n, false, err) < 0) {
+	if (missing && start_views(j, stage, views, n, false, &deferred,
+				   &later, err) < 0) {
 		rc = CBB_POLL_FAILED;
 		goto out;
 	}
+	/* the grace runs from the first poll that could not start one */
+	if (deferred) {
+		rc = server_down(j, stage, "not taking transfers", &later);
+		if (rc == CBB_POLL_FAILED) {
+			cbb_err(err, "%s", later.msg);
+			goto out;
+		}
+	} else {
+		cbb_down_clear(j->cfg, j->cluster, j->job_id);
+	}
 	cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
-	if (busy || pending || missing) {
+	if (busy || pending || missing || deferred) {
 		cbb_stage_log(j, 2, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
 		      "not visible yet, %zu started now", j->job_id,
 		      stage_word(stage), cbb_attempt(j, stage), done + kept,
@@ -676,14 +733,45 @@ out:
 	return rc;
 }
 
-int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
+/* A transfer of a stage-in (the job's own or its array's shared one). */
+static bool is_stage_in(const cbb_transfer_t *x)
+{
+	cbb_key_t k;
+
+	return cbb_key_parse(x->comment, &k) &&
+	       (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED);
+}
+
+static bool still_runs(const cbb_transfer_t *x)
+{
+	return !x->validation_only && !cbb_transfer_failed(x) &&
+	       !cbb_transfer_succeeded(x);
+}
+
+long cbb_stage_in_active(cbb_job_ctx_t *j, cbb_err_t *err)
+{
+	cbb_transfers_t have;
+	bool again;
+	size_t i;
+	long n = 0;
+
+	if (cbb_find_query(j, &have, &again, err) < 0)
+		return -1;
+	for (i = 0; i < have.n; i++)
+		n += still_runs(&have.v[i]) && is_stage_in(&have.v[i]);
+	cbb_transfers_free(&have);
+	return n;
+}
+
+int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
+		       cbb_err_t *err)
 {
 	cbb_transfers_t have;
 	cbb_stop_t *req;
 	size_t i, n = 0, failed;
-	bool transport;
+	bool again;
 
-	if (cbb_find_query(j, &have, &transport, err) < 0)
+	if (cbb_find_query(j, &have, &again, err) < 0)
 		return -1;
 	req = calloc(have.n ? have.n : 1, sizeof(*req));
 	if (!req) {
@@ -694,8 +782,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err)
 		const cbb_transfer_t *x = &have.v[i];
 		cbb_key_t k;
 
-		if (x->validation_only || cbb_transfer_failed(x) ||
-		    cbb_transfer_succeeded(x))
+		if (!still_runs(x) || (in_only && !is_stage_in(x)))
 			continue;
 		/* an array's shared stage-in only when no task waits on it */
 		if (cbb_key_parse(x->comment, &k) && k.type == CBB_KEY_SHARED &&
@@ -750,8 +837,12 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		}
 	if (n)
 		cbb_conduit_start(j->g, req, n, true);
-	for (i = 0; i < n; i++)
-		if (!req[i].ok) {
+	for (i = 0; i < n && rc == 0; i++)
+		if (req[i].answer == CBB_ANSWER_REFUSED) {
+			rc = cbb_err(err, "line %u: #%s_PRE: Conduit refused it: "
+				     "%s", views[i].d->line, j->cfg->directive,
+				     req[i].message);
+		} else if (!req[i].ok) {
 			cbb_stage_log(j, 0, "job %u: line %u: remote validation not "
 			      "possible (%s); accepted", j->job_id,
 			      views[i].d->line, req[i].message);

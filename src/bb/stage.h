@@ -83,18 +83,26 @@ const cbb_transfer_t *cbb_stage_pick(const cbb_job_ctx_t *j,
 				     const cbb_directive_t *d, cbb_stage_t stage);
 
 /*
- * job_teardown: abort the job's active transfers (every attempt) when
- * `abort_active`; otherwise leave them.  "Already over" counts as done.
- * An array task's shared stage-ins are aborted only with abort_shared.
+ * job_teardown: abort the job's active transfers (every attempt; only
+ * its stage-ins with `in_only`) when `abort_active`; otherwise leave
+ * them.  "Already over" counts as done.  An array task's shared
+ * stage-ins are aborted only with abort_shared.
  */
-int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, cbb_err_t *err);
+int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
+		       cbb_err_t *err);
+
+/*
+ * How many of the job's stage-in transfers still run (one Query), or -1
+ * (err set).
+ */
+long cbb_stage_in_active(cbb_job_ctx_t *j, cbb_err_t *err);
 
 /*
  * job_process with SubmitValidation=remote: ValidateTransfer for every
  * stage-in directive at once, then poll until each is decided, all within
  * the connection's budget (SubmitTimeout).  Returns -1 (err set) only for
- * a transfer Conduit rejected; a timeout or an unreachable server accepts
- * and logs.
+ * a directive Conduit refused or whose validation failed; a timeout, an
+ * unreachable or busy server accepts and logs.
  */
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		       cbb_err_t *err);

@@ -2,6 +2,7 @@
 #include "stage_array.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -12,8 +13,9 @@
 bool cbb_is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 		   cbb_stage_t stage)
 {
+	/* d->shared: cbb_directive_shared(), set by the stage hooks */
 	return stage == CBB_STAGE_IN && d->shared && j->array_job_id &&
-	       cbb_attempt(j, stage) == 0 && !d->every_attempt;
+	       cbb_attempt(j, stage) == 0;
 }
 
 bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
@@ -27,13 +29,29 @@ bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	return false;
 }
 
+/* The array's identity as a task sees it: its first attempt, its uid. */
+static cbb_array_ident_t ident_of(const cbb_job_ctx_t *j)
+{
+	cbb_array_ident_t a;
+	char *end;
+	unsigned long u = strtoul(j->user, &end, 10);
+
+	a.submit = j->restart ? 0 : j->submit;
+	a.uid = end != j->user && !*end && u < UINT32_MAX ? (uint32_t)u :
+							    CBB_UID_UNKNOWN;
+	return a;
+}
+
 int cbb_shared_lock_for(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			cbb_stage_t stage, int *fd)
 {
+	cbb_array_ident_t a = ident_of(j);
+
 	*fd = -1;
 	if (!cbb_any_shared(j, plan, stage))
 		return 1;
-	*fd = cbb_shared_lock(j->cfg, j->cluster, j->array_job_id,
+	/* the array's records are this array's from here on */
+	*fd = cbb_shared_lock(j->cfg, j->cluster, j->array_job_id, &a,
 			      CBB_SHARED_WAIT_MS);
 	return *fd >= 0;
 }
@@ -58,6 +76,8 @@ void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 	memset(&r, 0, sizeof(r));
 	r.restart = j->restart;
 	r.submit = j->submit;
+	r.uid = ident_of(j).uid;
+	r.has_uid = r.uid != CBB_UID_UNKNOWN;
 	r.type = CBB_KEY_SHARED;
 	r.made = (int64_t)time(NULL);
 	r.kind = CBB_REC_JOINED;

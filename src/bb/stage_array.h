@@ -1,7 +1,7 @@
 /*
  * stage_array.h - one shared stage-in per job array, inside the stage
- * code: which directives an array task shares (its first attempt, lines
- * without per-task symbols, not --every-attempt), the array's lock that
+ * code: which directives an array task shares (in its first attempt,
+ * those cbb_directive_shared() marked: d->shared), the array's lock that
  * every start decision is taken under (so two tasks never start the same
  * shared transfer), and the record that a task joined them (teardown
  * asks whether another task still waits; bbstat counts them).  Internal

@@ -218,10 +218,12 @@ const cbb_rec_t *cbb_open_record(const cbb_recs_t *recs, int type,
 			r = NULL; /* the start it closes never happened */
 			continue;
 		}
-		if (x->kind != CBB_REC_LOST) {
+		if (x->kind == CBB_REC_STARTED || x->kind == CBB_REC_UNSURE) {
 			r = x;
 			continue;
 		}
+		if (x->kind != CBB_REC_LOST)
+			continue; /* notes, not starts */
 		*lost = true;
 		if (r && !strcmp(r->kind == CBB_REC_STARTED ? r->id : "-", x->id))
 			r = NULL;

@@ -9,7 +9,9 @@
  *   <cluster>.<job>.skipped  stage-outs that --when= skipped, kept after
  *                            teardown for bbstat, swept after 7 days
  *   <cluster>.<array>.shared an array's shared stage-ins and the tasks
- *                            that joined them (and a .shared-lock file)
+ *                            that joined them, headed by the array's
+ *                            identity (and a .shared-lock file); both
+ *                            swept, under the lock, after 7 days unused
  *   <cluster>.<job>.over     the job was over when a hurried teardown ran:
  *                            a stage hook that Slurm still starts after
  *                            it starts nothing; swept after a day
@@ -35,6 +37,8 @@
  * one-line message when it is missing or unsafe.
  */
 int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err);
+/* The same without creating it: 0 when it is safe or still missing. */
+int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err);
 
 /* Record (if not yet recorded) that the server is down for this job and
  * return when that was first seen; now on any storage problem. */
@@ -53,13 +57,17 @@ typedef enum {
 	CBB_REC_STARTED = 'S', /* StartTransfer returned this id */
 	CBB_REC_UNSURE = 'U',  /* StartTransfer sent (or about to be): its
 				  outcome is unknown */
-	CBB_REC_REFUSED = 'R', /* Conduit refused that start: none runs */
+	CBB_REC_REFUSED = 'R', /* Conduit refused that start, or said to try
+				  again: none runs */
 	CBB_REC_LOST = 'L',    /* the id never showed up: given up */
 	CBB_REC_SKIPPED = 'K', /* --when= skipped it: when:outcome:line:uid */
 	CBB_REC_ACCOUNTED = 'C', /* the attempt's staging summary is written */
+	CBB_REC_NOTED = 'N',   /* the failure of a stage-out that a requeue
+				  interrupted was logged (once an attempt) */
 	CBB_REC_JOINED = 'J',  /* a task uses its array's shared stage-ins;
 				  id: the task's job id (in .shared) or the
-				  array's id (in the task's .started) */
+				  array's id (in the task's .started); with
+				  the task's uid (a "v2" line) */
 } cbb_rec_kind_t;
 
 #define CBB_SKIPPED_KEEP_S (7 * 86400)
@@ -73,7 +81,22 @@ typedef struct {
 	int64_t made;      /* when written (seconds since 1970) */
 	char kind;         /* cbb_rec_kind_t */
 	char id[64];       /* transfer id; "-" when unknown */
+	bool has_uid;      /* JOINED: the task's uid is known (a "v2" line) */
+	uint32_t uid;
 } cbb_rec_t;
+
+/*
+ * Which array an array's shared records belong to: the submit time of
+ * its tasks' first attempt (Slurm copies it to every task it splits off;
+ * 0: unknown) and its user (CBB_UID_UNKNOWN: unknown).  A .shared file
+ * starts with it ("a1 <submit> <uid>"), so a job id Slurm hands out
+ * again never inherits another array's records.
+ */
+typedef struct {
+	int64_t submit;
+	uint32_t uid;
+} cbb_array_ident_t;
+#define CBB_UID_UNKNOWN UINT32_MAX
 
 typedef struct {
 	cbb_rec_t *v;
@@ -102,6 +125,23 @@ int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
 		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
 
 /*
+ * For the hooks that run inside slurmctld or under its locks
+ * (get_status): read only, never creating StateDir, never rewriting a
+ * file, and waiting at most a moment for a writer's lock (then reading
+ * the file as it is).  The .skipped records of a job; the array a task
+ * joined (its own records), or 0; how many tasks joined an array's
+ * shared stage-ins.
+ */
+int cbb_skips_peek(const cbb_config_t *cfg, const char *cluster,
+		   uint32_t job_id, cbb_recs_t *out, cbb_err_t *err);
+uint32_t cbb_joined_array_peek(const cbb_config_t *cfg, const char *cluster,
+			       uint32_t job_id, cbb_array_ident_t *who);
+/* (tasks of the array `who` only; none without `who`) */
+unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
+			       uint32_t array_job_id,
+			       const cbb_array_ident_t *who);
+
+/*
  * An array's shared stage-ins (docs/directives.md, "Job arrays"): start
  * records and the tasks that joined, in <cluster>.<array>.shared.  Every
  * start decision of a task is taken under cbb_shared_lock (waits at most
@@ -113,9 +153,36 @@ int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
 int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
 		   uint32_t array_job_id, const cbb_rec_t *r, size_t n,
 		   cbb_err_t *err);
+/*
+ * The array a task joined, from its own records: its last JOINED record
+ * whose uid is `uid` (CBB_UID_UNKNOWN: any), or 0; *who gets the
+ * array's identity the join recorded.
+ */
+uint32_t cbb_joined_of(const cbb_config_t *cfg, const char *cluster,
+		       uint32_t job_id, uint32_t uid, cbb_array_ident_t *who);
+/*
+ * The shared records of the array `who` only (under the array's lock):
+ * *foreign when the file belongs to another array that had this id
+ * (then none).
+ */
+int cbb_shared_load_of(const cbb_config_t *cfg, const char *cluster,
+		       uint32_t array_job_id, const cbb_array_ident_t *who,
+		       cbb_recs_t *out, bool *foreign, cbb_err_t *err);
+/*
+ * Take the array's lock; with `claim`, also make its .shared file that
+ * array's (the records of an earlier array that had the id are dropped).
+ */
 int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t array_job_id, unsigned wait_ms);
+		    uint32_t array_job_id, const cbb_array_ident_t *claim,
+		    unsigned wait_ms);
 void cbb_shared_unlock(int fd);
+/*
+ * Remove an array's shared records and its lock file.  Only while
+ * holding cbb_shared_lock: the lock file is never unlinked from under a
+ * holder, and a task that waited on the unlinked file takes the lock
+ * of the new one instead (cbb_shared_lock checks that the file it
+ * locked is still the one at the path).
+ */
 void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
 		       uint32_t array_job_id);
 

@@ -43,6 +43,8 @@ enum {
 	CBB_SYM_u = 1 << 6,
 	CBB_SYM_x = 1 << 7,
 };
+/* The symbols whose value differs between the tasks of a job array. */
+#define CBB_SYM_PER_TASK (CBB_SYM_a | CBB_SYM_b | CBB_SYM_j)
 
 /*
  * Append `in` (len bytes) to `out` with symbols replaced.  `*stopped`

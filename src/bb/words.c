@@ -182,7 +182,10 @@ int cbb_words_resplit(const char *s, size_t len, cbb_words_t *out,
 						"quotes if it is literal)", c);
 					goto fail;
 				}
-				if (c == '\\' && i + 1 < len &&
+				/* s[i + 1] != 0: strchr() also finds the
+				 * terminator; a NUL is a control byte, the
+				 * next turn says so */
+				if (c == '\\' && i + 1 < len && s[i + 1] &&
 				    strchr("\"\\$`", s[i + 1]))
 					c = (unsigned char)s[++i];
 				text[o++] = (char)c;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admin.h"
 #include "directive.h"
 #include "netreq.h"
 #include "readfile.h"
@@ -245,12 +246,6 @@ static void put_path(const char *p)
 }
 
 /* What an array's tasks share: a stage-in without per-task symbols. */
-static bool shared_in_array(const cbb_directive_t *d)
-{
-	return d->stage == CBB_STAGE_IN && !d->every_attempt &&
-	       !(d->symbols & (CBB_SYM_a | CBB_SYM_b | CBB_SYM_j));
-}
-
 static void print_text(const char *script, const cbb_plan_t *p,
 		       const list_t *w, const list_t *errors, bool array)
 {
@@ -288,7 +283,7 @@ static void print_text(const char *script, const cbb_plan_t *p,
 		}
 		fputs("-> ", stdout);
 		put_path(d->destination);
-		if (array && shared_in_array(d))
+		if (array && cbb_directive_shared(d))
 			fputs("  (once for the whole array)", stdout);
 		putchar('\n');
 	}
@@ -330,7 +325,7 @@ static int print_json(const char *script, const cbb_plan_t *p,
 					    json_string(cbb_when_name(d->when)));
 		if (array)
 			json_object_set_new(o, "shared_by_array",
-					    json_boolean(shared_in_array(d)));
+					    json_boolean(cbb_directive_shared(d)));
 		json_object_set_new(o, "sources", src);
 		json_object_set_new(o, "destination", json_string(d->destination));
 		json_array_append_new(dirs, o);
@@ -445,6 +440,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
+		cbb_admin_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
@@ -455,7 +451,14 @@ int main(int argc, char **argv)
 		return cmd_check(argc, argv);
 	if (!strcmp(argv[1], "network"))
 		return cmd_network(argc, argv);
+	if (!strcmp(argv[1], "doctor"))
+		return cbb_cmd_doctor(argc, argv);
+	if (!strcmp(argv[1], "status"))
+		return cbb_cmd_status(argc, argv);
+	if (!strcmp(argv[1], "metrics"))
+		return cbb_cmd_metrics(argc, argv);
 	fprintf(stderr, "conduit-bb: unknown command '%s'\n", argv[1]);
 	usage(stderr);
+	cbb_admin_usage(stderr);
 	return 2;
 }

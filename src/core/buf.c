@@ -12,6 +12,18 @@ void cbb_buf_init(cbb_buf_t *b, size_t limit)
 	b->len = 0;
 	b->cap = 0;
 	b->limit = limit ? limit : CBB_BUF_LIMIT;
+	b->secret = false;
+}
+
+void cbb_buf_secret(cbb_buf_t *b)
+{
+	b->secret = true;
+}
+
+void cbb_wipe(void *p, size_t n)
+{
+	if (p && n)
+		explicit_bzero(p, n);
 }
 
 int cbb_buf_reserve(cbb_buf_t *b, size_t extra)
@@ -27,9 +39,22 @@ int cbb_buf_reserve(cbb_buf_t *b, size_t extra)
 	cap = b->cap ? b->cap : 64;
 	while (cap < need)
 		cap = cap > ((size_t)-1) / 2 ? need : cap * 2;
-	p = realloc(b->data, cap);
-	if (!p)
-		return -1;
+	if (b->secret) {
+		/* realloc would leave the old copy behind, unwiped */
+		p = malloc(cap);
+		if (!p)
+			return -1;
+		if (b->data) {
+			memcpy(p, b->data, b->len);
+			p[b->len] = '\0';
+			cbb_wipe(b->data, b->cap);
+			free(b->data);
+		}
+	} else {
+		p = realloc(b->data, cap);
+		if (!p)
+			return -1;
+	}
 	b->data = p;
 	b->cap = cap;
 	return 0;
@@ -124,6 +149,8 @@ char *cbb_buf_steal(cbb_buf_t *b)
 
 void cbb_buf_reset(cbb_buf_t *b)
 {
+	if (b->secret)
+		cbb_wipe(b->data, b->cap);
 	b->len = 0;
 	if (b->data)
 		b->data[0] = '\0';
@@ -131,6 +158,8 @@ void cbb_buf_reset(cbb_buf_t *b)
 
 void cbb_buf_free(cbb_buf_t *b)
 {
+	if (b->secret)
+		cbb_wipe(b->data, b->cap);
 	free(b->data);
 	b->data = NULL;
 	b->len = 0;

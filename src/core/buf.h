@@ -8,6 +8,7 @@
 #ifndef CBB_BUF_H
 #define CBB_BUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct {
@@ -15,11 +16,25 @@ typedef struct {
 	size_t len;
 	size_t cap;
 	size_t limit; /* 0 means the default cap (CBB_BUF_LIMIT) */
+	bool secret;  /* wiped whenever memory is let go (cbb_buf_secret) */
 } cbb_buf_t;
 
 #define CBB_BUF_LIMIT ((size_t)64 << 20)
 
 void cbb_buf_init(cbb_buf_t *b, size_t limit);
+/*
+ * Mark a buffer as holding a secret (a token, a key): every byte it lets
+ * go is wiped first, when it grows (no realloc: the old copy is wiped and
+ * freed), is reset, or is freed.  cbb_buf_steal hands the secret over.
+ */
+void cbb_buf_secret(cbb_buf_t *b);
+/*
+ * Wipe n bytes in a way the compiler may not remove (explicit_bzero: a
+ * memset of memory that is not read again is a dead store, and -O2
+ * removes it).  Every key, token and session secret is wiped with this
+ * (or OPENSSL_cleanse); tests/wipe-check.sh checks the object code.
+ */
+void cbb_wipe(void *p, size_t n);
 /* Room for `extra` more bytes (and the NUL) without another allocation. */
 int cbb_buf_reserve(cbb_buf_t *b, size_t extra);
 int cbb_buf_add(cbb_buf_t *b, const char *s, size_t n);

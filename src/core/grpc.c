@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
 static CURLcode global_rc = CURLE_FAILED_INIT;
@@ -26,6 +27,32 @@ int cbb_grpc_global_init(cbb_err_t *err)
 		return cbb_err(err, "conduit: libcurl initialisation failed: %s",
 			       curl_easy_strerror(global_rc));
 	return 0;
+}
+
+const char *cbb_grpc_code_name(int status)
+{
+	static const char *const names[CBB_GRPC_NCODES] = {
+		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
+		"DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+		"PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+		"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
+		"UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+	};
+
+	return status >= 0 && status < CBB_GRPC_NCODES ? names[status] :
+							 "UNKNOWN";
+}
+
+/* A request id unique to this process's calls, and likely across hosts. */
+static uint64_t new_rid(void)
+{
+	static uint64_t seq;
+	struct timespec ts;
+	uint64_t n = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)getpid() << 40) ^ ((uint64_t)ts.tv_sec << 20) ^
+	       (uint64_t)ts.tv_nsec ^ (n << 52) ^ n;
 }
 
 static uint64_t now_ms(void)
@@ -112,6 +139,7 @@ void cbb_rpc_reset(cbb_rpc_t *c)
 	c->resp_len = c->resp_cap = c->expect = c->got = 0;
 	c->http_status = 0;
 	c->in_trailers = c->grpc_ct = c->have_status = false;
+	c->have_message = c->sent = false;
 	c->too_big = c->bad_frame = false;
 	c->curl_err[0] = '\0';
 	c->curl_rc = 0;
@@ -122,7 +150,7 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 {
 	const cbb_config_t *cfg = g->cfg;
 	struct curl_slist *h = NULL, *h2;
-	char url[512], tmo[64];
+	char url[512], tmo[64], rid[64];
 	CURL *e;
 
 	cbb_rpc_reset(c);
@@ -142,6 +170,10 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 	/* the server is told a little less, so its DEADLINE_EXCEEDED wins */
 	cbb_grpc_timeout_header(tmo, sizeof(tmo), timeout_ms > 200 ? timeout_ms - 50 :
 							 timeout_ms);
+	if (!c->rid)
+		c->rid = new_rid();
+	snprintf(rid, sizeof(rid), "conduit-bb-request-id: %016llx",
+		 (unsigned long long)c->rid);
 	h2 = curl_slist_append(h, "Content-Type: application/grpc");
 	if (h2)
 		h = h2;
@@ -149,6 +181,7 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 	h2 = h2 ? curl_slist_append(h, "Accept:") : NULL;
 	h2 = h2 ? curl_slist_append(h, "Expect:") : NULL;
 	h2 = h2 ? curl_slist_append(h, tmo) : NULL;
+	h2 = h2 ? curl_slist_append(h, rid) : NULL;
 	c->headers = h;
 	if (!h2)
 		return -1;
@@ -277,7 +310,10 @@ static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c)
 static void finish(cbb_grpc_t *g, cbb_rpc_t *c)
 {
 	long ver = 0;
+	/* from here on have_status says the status is the server's own */
+	bool server_status = c->have_status;
 
+	c->have_status = false;
 	c->transport = false;
 	if (c->too_big) {
 		c->status = CBB_GRPC_RESOURCE_EXHAUSTED;
@@ -319,7 +355,7 @@ static void finish(cbb_grpc_t *g, cbb_rpc_t *c)
 			 "gRPC (unexpected content-type)");
 		return;
 	}
-	if (!c->have_status) {
+	if (!server_status) {
 		/* libcurl 7.88 loses trailers on GOAWAY: maybe not done */
 		c->status = CBB_GRPC_UNAVAILABLE;
 		c->transport = true;
@@ -332,7 +368,9 @@ static void finish(cbb_grpc_t *g, cbb_rpc_t *c)
 		char said[CBB_ERR_MAX];
 		size_t n;
 
+		c->have_status = true;
 		memcpy(said, c->message, sizeof(said));
+		c->have_message = said[0] != '\0';
 		if (!said[0])
 			strcpy(said, "(no message)");
 		n = strlen(said);
@@ -349,6 +387,7 @@ static void finish(cbb_grpc_t *g, cbb_rpc_t *c)
 			 "%s reply", c->method);
 		return;
 	}
+	c->have_status = true;
 	c->message[0] = '\0';
 }
 
@@ -393,6 +432,7 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n, bool fresh)
 			continue;
 		}
 		c->curl_rc = -1; /* not finished */
+		c->sent = true;
 		g->calls++;
 		added++;
 	}

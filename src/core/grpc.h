@@ -27,17 +27,30 @@
 #include "config.h"
 #include "err.h"
 
-/* grpc status codes used here */
+/* gRPC status codes (grpc/doc/statuscodes.md) */
 enum {
 	CBB_GRPC_OK = 0,
+	CBB_GRPC_CANCELLED = 1,
 	CBB_GRPC_UNKNOWN = 2,
+	CBB_GRPC_INVALID_ARGUMENT = 3,
 	CBB_GRPC_DEADLINE_EXCEEDED = 4,
+	CBB_GRPC_NOT_FOUND = 5,
+	CBB_GRPC_ALREADY_EXISTS = 6,
+	CBB_GRPC_PERMISSION_DENIED = 7,
 	CBB_GRPC_RESOURCE_EXHAUSTED = 8,
 	CBB_GRPC_FAILED_PRECONDITION = 9,
+	CBB_GRPC_ABORTED = 10,
+	CBB_GRPC_OUT_OF_RANGE = 11,
 	CBB_GRPC_UNIMPLEMENTED = 12,
 	CBB_GRPC_INTERNAL = 13,
 	CBB_GRPC_UNAVAILABLE = 14,
+	CBB_GRPC_DATA_LOSS = 15,
+	CBB_GRPC_UNAUTHENTICATED = 16,
+	CBB_GRPC_NCODES = 17,
 };
+
+/* "CANCELLED", "UNAVAILABLE", ...; "UNKNOWN" out of range. */
+const char *cbb_grpc_code_name(int status);
 
 typedef struct cbb_rpc cbb_rpc_t;
 
@@ -60,10 +73,17 @@ struct cbb_rpc {
 	const uint8_t *req;     /* serialized request message */
 	size_t req_len;
 	bool idempotent;        /* safe to repeat after a transport error */
+	uint64_t rid;           /* request id, sent as conduit-bb-request-id
+				   and kept across retries (0: one is made
+				   when the call is first sent) */
 	/* out */
 	int status;             /* gRPC status; CBB_GRPC_UNAVAILABLE etc. */
 	bool transport;         /* failed below gRPC: the server may not
 				   have seen the call */
+	bool sent;              /* handed to the connection: the server may
+				   have seen it (false: never left) */
+	bool have_status;       /* the status is the server's grpc-status */
+	bool have_message;      /* ... and it came with a grpc-message */
 	char message[CBB_ERR_MAX]; /* one line, for people */
 	uint8_t *resp;          /* the reply message (malloc'd) */
 	size_t resp_len;
@@ -77,7 +97,7 @@ struct cbb_rpc {
 	size_t got;             /* body bytes received */
 	uint8_t prefix[5];
 	int http_status;
-	bool in_trailers, grpc_ct, have_status, too_big, bad_frame;
+	bool in_trailers, grpc_ct, too_big, bad_frame;
 	char curl_err[256];
 	int curl_rc;
 };

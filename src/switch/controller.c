@@ -4,6 +4,8 @@
 #include <ctype.h>
 #include <curl/curl.h>
 #include <jansson.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "buf.h"
 #include "cluster.h"
 #include "grpc.h" /* cbb_grpc_global_init: one curl_global_init */
+#include "jobinfo.h"
 
 #define REPLY_MAX (64 * 1024)
 
@@ -82,6 +85,41 @@ out:
 	return status;
 }
 
+void cbb_session_wipe(cbb_session_t *s)
+{
+	cbb_wipe(s, sizeof(*s));
+}
+
+/*
+ * jansson copies the token while it parses an answer (the lexer's
+ * buffers, the string) and frees those copies as they are.  Its memory
+ * goes through a free that wipes each block first; it allocates with
+ * malloc as before, so blocks it took before the switch are freed right
+ * too (malloc_usable_size knows their size).  Installed once per
+ * process, and only over jansson's defaults: a host that set its own
+ * allocator keeps it.  (The switch hooks that talk to the controller run
+ * in a slurmscriptd child of their own.)
+ */
+static void wiping_free(void *p)
+{
+	if (p) {
+		cbb_wipe(p, malloc_usable_size(p));
+		free(p);
+	}
+}
+
+static pthread_once_t json_wipe_once = PTHREAD_ONCE_INIT;
+
+static void json_wipe_install(void)
+{
+	json_malloc_t m = NULL;
+	json_free_t f = NULL;
+
+	json_get_alloc_funcs(&m, &f);
+	if (m == malloc && f == free)
+		json_set_alloc_funcs(malloc, wiping_free);
+}
+
 static const char *jstr(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
@@ -103,38 +141,92 @@ static bool env_name_ok(const cbb_config_t *cfg, const char *k)
 	return i < 128;
 }
 
+/*
+ * A string field of the reply, absent or null as "": refused (-1, err
+ * set) when it is not a string or does not fit `size` with its NUL, or
+ * holds a NUL (what the steps' cbb_jobinfo_read refuses).
+ */
+static int str_field(json_t *o, const char *k, char *out, size_t size,
+		     cbb_err_t *err)
+{
+	json_t *v = json_object_get(o, k);
+	const char *s;
+	size_t n;
+
+	out[0] = '\0';
+	if (!v || json_is_null(v))
+		return 0;
+	s = json_is_string(v) ? json_string_value(v) : NULL;
+	n = s ? json_string_length(v) : 0;
+	if (!s || n >= size || strlen(s) != n)
+		return cbb_err(err, "controller reply: %s is not a string of at "
+			       "most %zu bytes", k, size - 1);
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+/* A whole-number field from 0 to max, absent or null as 0. */
+static int num_field(json_t *o, const char *k, json_int_t max, uint64_t *out,
+		     cbb_err_t *err)
+{
+	json_t *v = json_object_get(o, k);
+
+	*out = 0;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_integer(v))
+		return cbb_err(err, "controller reply: %s is not a whole number",
+			       k);
+	if (json_integer_value(v) < 0 || json_integer_value(v) > max)
+		return cbb_err(err, "controller reply: %s %lld is out of range "
+			       "(0 to %lld)", k, (long long)json_integer_value(v),
+			       (long long)max);
+	*out = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+/*
+ * Every value is checked here, when it arrives, against what the steps
+ * accept later (cbb_jobinfo_read): a value they would refuse fails the
+ * setup now instead of every step of the job.
+ */
 static int parse_session(const cbb_config_t *cfg, const char *text,
 			 size_t len, cbb_session_t *s, cbb_err_t *err)
 {
 	json_error_t je;
 	json_t *o = json_loadb(text, len, 0, &je), *v;
-	const char *id, *tok, *k;
+	const char *k;
+	uint64_t gpus = 0;
 	size_t i, o_env = 0;
+	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (!json_is_object(o)) {
 		json_decref(o);
 		return cbb_err(err, "controller reply is not a JSON object");
 	}
-	id = jstr(o, "session_id");
-	tok = jstr(o, "token");
-	if (!id || !id[0] || strlen(id) >= sizeof(s->session_id) ||
-	    (tok && strlen(tok) >= sizeof(s->token))) {
-		json_decref(o);
-		return cbb_err(err, "controller reply lacks a usable session_id "
-			       "or token");
+	if (str_field(o, "session_id", s->session_id, sizeof(s->session_id),
+		      err) < 0 || !s->session_id[0] ||
+	    str_field(o, "token", s->token, sizeof(s->token), err) < 0) {
+		if (!err->set || !s->session_id[0])
+			cbb_err(err, "controller reply lacks a usable "
+				"session_id or token");
+		rc = -1;
+	} else if (str_field(o, "pool", s->pool, sizeof(s->pool), err) < 0 ||
+		   str_field(o, "endpoint", s->endpoint, sizeof(s->endpoint),
+			     err) < 0 ||
+		   num_field(o, "gpus", 4096, &gpus, err) < 0 ||
+		   num_field(o, "vram_mib", CBB_JOBINFO_NUM_MAX, &s->vram_mib,
+			     err) < 0) {
+		rc = -1;
 	}
-	snprintf(s->session_id, sizeof(s->session_id), "%s", id);
-	snprintf(s->token, sizeof(s->token), "%s", tok ? tok : "");
-	snprintf(s->pool, sizeof(s->pool), "%s", jstr(o, "pool") ? jstr(o, "pool") : "");
-	snprintf(s->endpoint, sizeof(s->endpoint), "%s",
-		 jstr(o, "endpoint") ? jstr(o, "endpoint") : "");
-	if (json_is_integer(v = json_object_get(o, "gpus")) &&
-	    json_integer_value(v) >= 0 && json_integer_value(v) <= 4096)
-		s->gpus = (uint32_t)json_integer_value(v);
-	if (json_is_integer(v = json_object_get(o, "vram_mib")) &&
-	    json_integer_value(v) >= 0)
-		s->vram_mib = (uint64_t)json_integer_value(v);
+	if (rc < 0) {
+		/* the answer may have held a token: wipe what was copied */
+		cbb_session_wipe(s);
+		json_decref(o);
+		return -1;
+	}
+	s->gpus = (uint32_t)gpus;
 	v = json_object_get(o, "vlans");
 	for (i = 0; json_is_array(v) && i < json_array_size(v) && i < 16; i++) {
 		json_int_t x = json_integer_value(json_array_get(v, i));
@@ -177,12 +269,23 @@ cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *j,
 	json_decref(body);
 	if (!text)
 		return cbb_err(err, "out of memory"), CBB_CTL_TRANSIENT;
+	(void)pthread_once(&json_wipe_once, json_wipe_install);
+	/* the answer holds the token: wiped as it grows and when freed */
 	cbb_buf_init(&reply, REPLY_MAX);
+	cbb_buf_secret(&reply);
 	status = request(cfg, "PUT", j->cluster, j->job_id, text, &reply, err);
 	free(text);
 	if (status == 200 || status == 201) {
-		rc = parse_session(cfg, reply.data ? reply.data : "", reply.len, out, err) < 0 ?
-			     CBB_CTL_TRANSIENT : CBB_CTL_OK;
+		rc = CBB_CTL_OK;
+		if (parse_session(cfg, reply.data ? reply.data : "", reply.len,
+				  out, err) < 0) {
+			/* a reservation we cannot use is given back */
+			cbb_err_t e2;
+
+			cbb_err_clear(&e2);
+			(void)cbb_ctl_release(cfg, j->cluster, j->job_id, &e2);
+			rc = CBB_CTL_TRANSIENT;
+		}
 	} else if (status == 409) {
 		json_t *o = json_loadb(reply.data ? reply.data : "", reply.len, 0, NULL);
 
@@ -205,10 +308,7 @@ cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *j,
 			cbb_err(err, "the controller answered HTTP %ld", status);
 		rc = CBB_CTL_TRANSIENT;
 	}
-	/* the reply held the token: wipe it */
-	if (reply.data)
-		memset(reply.data, 0, reply.len);
-	cbb_buf_free(&reply);
+	cbb_buf_free(&reply); /* secret: wiped */
 	return rc;
 }
 
@@ -219,6 +319,7 @@ cbb_ctl_rc_t cbb_ctl_release(const cbb_config_t *cfg, const char *cluster,
 	long status;
 
 	cbb_buf_init(&reply, REPLY_MAX);
+	cbb_buf_secret(&reply); /* a controller may echo the session */
 	status = request(cfg, "DELETE", cluster, job_id, NULL, &reply, err);
 	cbb_buf_free(&reply);
 	if (status == 200 || status == 204)

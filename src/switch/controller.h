@@ -45,6 +45,13 @@ typedef struct {
 	const cbb_netreq_t *req;
 } cbb_ctl_job_t;
 
+/* Wipe a session (its token) where it lies; see cbb_wipe. */
+void cbb_session_wipe(cbb_session_t *s);
+
+/*
+ * Reserve a session.  The answer's token is wiped wherever this code or
+ * jansson held it; *out holds it until the caller's cbb_session_wipe.
+ */
 cbb_ctl_rc_t cbb_ctl_reserve(const cbb_config_t *cfg, const cbb_ctl_job_t *job,
 			     cbb_session_t *out, cbb_err_t *err);
 cbb_ctl_rc_t cbb_ctl_release(const cbb_config_t *cfg, const char *cluster,

@@ -125,24 +125,28 @@ static int l_step_preinit(lua_State *L)
 	return 1;
 }
 
-/* slurm_switch_step_init(step, stepinfo) -> rc, env */
+/*
+ * slurm_switch_step_init(step, stepinfo) -> rc, env.  The configuration
+ * is the one step_info loaded into the call context, freed once, on the
+ * way out (a Lua error on the way is the context's __gc's to clean up).
+ */
 static int l_step_init(lua_State *L)
 {
 	cbb_call_t *c = cbb_call_new(L);
 	cbb_jobinfo_t ji;
-	char vlans[128];
+	cbb_err_t err;
+	char vlans[128], token[1100];
 	size_t i, o = 0;
-	int rc = step_info(L, c, &ji, "step_init"), d;
+	int rc = step_info(L, c, &ji, "step_init"), d, nret = 1;
 
-	cbb_call_done(c);
 	if (rc <= 0) {
 		lua_pushinteger(L, rc);
-		return 1;
+		goto out;
 	}
 	d = step_directives(L, &ji, "init", 0);
 	if (d < 0 || has(&ji, "noenv")) {
 		lua_pushinteger(L, d);
-		return 1;
+		goto out;
 	}
 	vlans[0] = '\0';
 	for (i = 0; i < ji.n_vlans && o + 8 < sizeof(vlans); i++)
@@ -186,53 +190,46 @@ static int l_step_init(lua_State *L)
 		}
 	}
 	if (ji.token[0]) {
-		char token[1100];
-		cbb_config_t cfg;
-		cbb_err_t err;
-
 		cbb_err_clear(&err);
-		if (cbb_config_load(&cfg, NULL, &err) < 0 ||
-		    cbb_unseal(cfg.session_key_file, ji.job_id, ji.cluster,
+		if (cbb_unseal(c->cfg.session_key_file, ji.job_id, ji.cluster,
 			       ji.session, ji.token, token, sizeof(token),
-			       &err) < 0) {
-			cbb_config_free(&cfg);
-			cbb_log(L, CBB_LOG_ERROR, "switch: step_init: job %u: %s",
-				ji.job_id, err.msg);
-			lua_pop(L, 2);
-			lua_pushinteger(L, -1);
-			return 1;
-		}
-		if (cfg.session_file) {
+			       &err) < 0)
+			goto refuse;
+		if (c->cfg.session_file) {
 			/* the token goes to a 0600 file of the job's user */
 			char path[4200];
 
 			rc = cbb_session_file_write(
-				cfg.session_dir ? cfg.session_dir : CBB_SESSION_DIR,
+				c->cfg.session_dir ? c->cfg.session_dir :
+						     CBB_SESSION_DIR,
 				ji.cluster, ji.job_id, ji.uid, token, path,
 				sizeof(path), &err);
-			memset(token, 0, sizeof(token));
-			cbb_config_free(&cfg);
-			if (rc < 0) {
-				cbb_log(L, CBB_LOG_ERROR, "switch: step_init: "
-					"job %u: %s", ji.job_id, err.msg);
-				lua_pop(L, 2);
-				lua_pushinteger(L, -1);
-				return 1;
-			}
+			cbb_wipe(token, sizeof(token));
+			if (rc < 0)
+				goto refuse;
 			lua_pushstring(L, path);
 			lua_setfield(L, -2, "CONDUIT_SESSION_TOKEN_FILE");
 			lua_pushboolean(L, 0);
 		} else {
-			cbb_config_free(&cfg);
 			lua_pushstring(L, token);
-			memset(token, 0, sizeof(token));
+			cbb_wipe(token, sizeof(token));
 		}
 	} else {
 		/* never let a token from the submitting shell leak in */
 		lua_pushboolean(L, 0);
 	}
 	lua_setfield(L, -2, "CONDUIT_SESSION_TOKEN");
-	return 2;
+	nret = 2;
+	goto out;
+refuse:
+	cbb_wipe(token, sizeof(token));
+	cbb_log(L, CBB_LOG_ERROR, "switch: step_init: job %u: %s", ji.job_id,
+		err.msg);
+	lua_pop(L, 2);
+	lua_pushinteger(L, -1);
+out:
+	cbb_call_done(c);
+	return nret;
 }
 
 /* slurm_switch_step_postfini(step, stepinfo) -> rc */

@@ -144,8 +144,10 @@ static int reserve(lua_State *L, cbb_call_t *c, const cbb_netreq_t *req,
 		snprintf(err->msg + n, sizeof(err->msg) - n,
 			 "; Slurm requeues the job");
 	}
-	if (r != CBB_CTL_OK)
+	if (r != CBB_CTL_OK) {
+		cbb_session_wipe(&s);
 		return -1;
+	}
 	snprintf(ji->session, sizeof(ji->session), "%s", s.session_id);
 	snprintf(ji->pool, sizeof(ji->pool), "%s", s.pool[0] ? s.pool : req->pool);
 	ji->gpus = s.gpus ? s.gpus : req->gpus;
@@ -164,7 +166,8 @@ static int reserve(lua_State *L, cbb_call_t *c, const cbb_netreq_t *req,
 		(void)cbb_ctl_release(&c->cfg, ji->cluster, ji->job_id, &e2);
 		rc = -1;
 	}
-	memset(s.token, 0, sizeof(s.token));
+	/* the plaintext token: a memset here is a dead store -O2 removes */
+	cbb_session_wipe(&s);
 	return rc;
 }
 

@@ -22,6 +22,9 @@
 
 #define CBB_JOBINFO_VERSION 2
 #define CBB_MAC_KEY_LEN 32
+/* The largest number a jobinfo field may hold (2^53 - 1: Lua 5.1 and
+ * 5.2 carry numbers as doubles); cbb_jobinfo_read refuses more. */
+#define CBB_JOBINFO_NUM_MAX 9007199254740991LL
 
 typedef struct {
 	uint32_t v;

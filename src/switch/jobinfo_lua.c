@@ -106,8 +106,9 @@ int cbb_jobinfo_read(lua_State *L, int idx, cbb_jobinfo_t *ji,
 			}
 			memcpy((char *)ji + fields[i].off, s, n + 1);
 		} else if (fields[i].type == F_NUM) {
-			double max = fields[i].size == 8 ? 9007199254740991.0 :
-							   4294967295.0;
+			double max = fields[i].size == 8 ?
+					     (double)CBB_JOBINFO_NUM_MAX :
+					     4294967295.0;
 
 			if (whole(L, -1, max, &v) < 0) {
 				lua_pop(L, 2);

@@ -24,8 +24,21 @@ Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
                      see: the transfer exists, the client cannot know)
   huge_reply_bytes   Query answers carry one extra entry this large
   max_source_bytes   default 4000
+  id_suffix          appended to every transfer id in replies (a server
+                     that sends ids no record may hold)
+  inject             [{"method": "StartTransfer", "code": "CANCELLED",
+                       "message": "...", "after": false, "count": 1,
+                       "comment": "<regex>", "tag": "..."}]
+                     answer the method's first `count` matching calls
+                     (comment: searched in the request's comment, Query's
+                     Comment regex, or the stopped transfers' comments)
+                     with that gRPC status and message, before doing the
+                     work or (after: true) once it is done.  Counts are
+                     kept per entry (tag tells equal entries apart) for
+                     the life of the server process.
 Every RPC is appended to --log as one JSON line (with the client's
-address and port: one port per connection).
+address and port: one port per connection, its receive time t0 and the
+client's conduit-bb-request-id, the same for every retry of one call).
 """
 import argparse
 import json
@@ -373,11 +386,15 @@ class ServerBase:
         self.users = users
         self.log_lock = threading.Lock()
         self.local = threading.local()
+        self.inject_lock = threading.Lock()
+        self.injected = {}
 
     # ---- bookkeeping ----------------------------------------------------
     def log(self, method, cn, **kw):
+        t0 = getattr(self.local, "t0", now())
         rec = {"t": round(now(), 3), "method": method, "cn": cn,
-               "ms": round((now() - getattr(self.local, "t0", now())) * 1000, 2),
+               "ms": round((now() - t0) * 1000, 2), "t0": round(t0, 3),
+               "rid": getattr(self.local, "rid", ""),
                "peer": getattr(self.local, "peer", "")}
         rec.update(kw)
         with self.log_lock, open(self.log_path, "a") as f:
@@ -423,9 +440,30 @@ class ServerBase:
         except KeyError:
             return None
 
-    def faulted(self, method, context):
+    def inject(self, method, context, after, texts):
+        """The inject knob: abort with a chosen status (see the top)."""
+        for e in self.faults.get().get("inject", []):
+            if e.get("method") != method or bool(e.get("after", False)) != after:
+                continue
+            rx = e.get("comment")
+            if rx and not any(re.search(rx, t or "") for t in texts):
+                continue
+            key = json.dumps(e, sort_keys=True)
+            with self.inject_lock:
+                used = self.injected.get(key, 0)
+                if used >= e.get("count", 1):
+                    continue
+                self.injected[key] = used + 1
+            code = getattr(grpc.StatusCode, e.get("code", "UNAVAILABLE"))
+            self.log(method, "?", status="injected %s %s" % (e.get("code"),
+                                                            "after" if after else "before"))
+            context.abort(code, e.get("message", ""))
+
+    def faulted(self, method, context, texts=()):
         self.local.t0 = now()
         self.local.peer = context.peer()  # "ipv4:127.0.0.1:PORT": one per connection
+        self.local.rid = dict(context.invocation_metadata()).get("conduit-bb-request-id", "")
+        self.inject(method, context, False, texts)
         f = self.faults.get()
         stall = f.get("stall_ms", {}).get(method, 0)
         if stall:
@@ -436,7 +474,8 @@ class ServerBase:
     # ---- conversion -----------------------------------------------------
     def details(self, t):
         d = pb.TransferDetails(
-            transferID=t["id"], action=t["action"], source=t["source"],
+            transferID=t["id"] + self.faults.get().get("id_suffix", ""),
+            action=t["action"], source=t["source"],
             destination=t["destination"], user=t["user"], state=t["state"],
             error=t["error"], errorMessage=t["errorMessage"],
             dataTransferred=str(t["bytes"]), filesTransferred=t["files"],
@@ -455,7 +494,7 @@ class ServerBase:
         method = "ValidateTransfer" if validate_only else "StartTransfer"
         cn = "?"
         try:
-            self.faulted(method, context)
+            self.faulted(method, context, (request.comment,))
             cn = self.identity(context)
             name, uid, _ = self.resolve_user(cn, request.user, True)
             comment = request.comment
@@ -483,6 +522,7 @@ class ServerBase:
             stall = self.faults.get().get("start_then_stall_ms", 0)
             if stall and not validate_only:
                 time.sleep(stall / 1000.0)
+            self.inject(method, context, True, (request.comment,))
             return self.details(t)
         except Fail as e:
             self.log(method, cn, user=request.user, comment=request.comment, status=str(e))
@@ -498,7 +538,7 @@ class ServerBase:
         cn = "?"
         qmap = dict(request.queryMap)
         try:
-            self.faulted("Query", context)
+            self.faulted("Query", context, (qmap.get("Comment", ""),))
             cn = self.identity(context)
             name, _, everyone = self.resolve_user(cn, request.user, False)
             lag = self.faults.get().get("query_lag_ms", 0) / 1000.0
@@ -535,6 +575,7 @@ class ServerBase:
                 pad.errorMessage = "x" * huge
             self.log("Query", cn, user=request.user, query=qmap,
                      op=request.queryOperation, matched=len(out.details), status="OK")
+            self.inject("Query", context, True, (qmap.get("Comment", ""),))
             return out
         except Fail as e:
             self.log("Query", cn, user=request.user, query=qmap, status=str(e))
@@ -557,7 +598,9 @@ class ServerBase:
         cn = "?"
         ids = list(request.value)
         try:
-            self.faulted("StopTransfer", context)
+            with self.store.lock:
+                texts = tuple(self.store.t[i]["comment"] for i in ids if i in self.store.t)
+            self.faulted("StopTransfer", context, texts)
             cn = self.identity(context)
             out = pb.MultiTransferDetails()
             errors = []
@@ -582,6 +625,7 @@ class ServerBase:
             if errors:
                 raise Fail("; ".join(errors))
             self.log("StopTransfer", cn, ids=ids, status="OK")
+            self.inject("StopTransfer", context, True, texts)
             return out
         except Fail as e:
             self.log("StopTransfer", cn, ids=ids, status=str(e))

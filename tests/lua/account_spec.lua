@@ -92,11 +92,32 @@ describe("staging in accounting", function()
     local c = comments(j)
     assert.are.equal(2, #c)
     assert.matches("^conduit attempt 0: in 1 transfer 6 B", c[1])
-    assert.matches("^conduit attempt 1: in 0 transfers 0 B 0 s %(1 kept%); 0 failed$", c[2])
+    -- appended to what Slurm holds by then: attempt 0's summary
+    assert.are.equal(c[1], c[2]:sub(1, #c[1]))
+    assert.matches("; conduit attempt 1: in 0 transfers 0 B 0 s %(1 kept%); 0 failed$", c[2])
+  end)
+
+  it("appends to the AdminComment Slurm holds just before the update", function()
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-edit.txt" })
+    j.info = info_of(j, { admin_comment = "site note" })
+    -- an operator edits the comment after Slurm handed the hook its job_info
+    H.spit(jobstates .. "/admin_comment." .. j.id, "site note; operator: disk checked")
+    stage(j, "data_in")
+    local c = comments(j)
+    assert.are.equal(1, #c)
+    assert.matches("^site note; operator: disk checked; conduit attempt 0: in 1 transfer", c[1])
+    -- an operator who removed the comment altogether: nothing of the old one
+    local k = new_job({ "#CONDUIT_PRE cp in/a.txt out/acct-cleared.txt" })
+    k.info = info_of(k, { admin_comment = "stale note" })
+    H.spit(jobstates .. "/admin_comment." .. k.id, "")
+    stage(k, "data_in")
+    assert.matches("^conduit attempt 0: in 1 transfer", comments(k)[1])
   end)
 
   it("writes one JSON line per transfer to AuditLog", function()
-    local audit = work .. "/audit-" .. os.time() .. ".log"
+    -- (in a directory nobody else may write: work/ is world-writable)
+    assert(sh("mkdir -p " .. work .. "/audit && chmod 0755 " .. work .. "/audit"))
+    local audit = work .. "/audit/audit-" .. os.time() .. ".log"
     conf({ AuditLog = audit, AdminComment = "no" })
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/audit-a.txt",
                         "#CONDUIT_POST --when=success cp in/a.txt out/audit-b.txt",
@@ -125,6 +146,57 @@ describe("staging in accounting", function()
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/audit-bad.txt" })
     stage(j, "data_in")
     assert.truthy(logged("cannot write AuditLog " .. work .. "/no/such/dir/audit.log"))
+  end)
+
+  -- AuditLog is trusted only as a regular file of the hook's own uid in a
+  -- directory nobody else may write; anything else is logged, and no line
+  -- goes there, without failing or blocking the stage.
+  local function refused_audit(path, why)
+    conf({ AuditLog = path, AdminComment = "no" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/audit-refused.txt" })
+    local t0 = H.now_ms()
+    stage(j, "data_in")
+    assert.is_true(H.now_ms() - t0 < 4000)
+    local n = 0
+    for _, l in ipairs(H.logged()) do
+      if l.msg:find("AuditLog " .. path, 1, true) then
+        n = n + 1
+        assert.truthy(l.msg:find(why, 1, true), l.msg)
+        assert.truthy(l.msg:find("no audit line written", 1, true), l.msg)
+      end
+    end
+    assert.are.equal(1, n) -- said once
+    return j
+  end
+
+  it("refuses an AuditLog that is a FIFO, never blocking on it", function()
+    local dir = work .. "/audit-fifo"
+    assert(sh("rm -rf " .. dir .. " && mkdir -p " .. dir .. " && chmod 0755 " .. dir ..
+              " && mkfifo -m 0640 " .. dir .. "/with-reader " .. dir .. "/no-reader"))
+    -- a reader holds one open (so a plain open would succeed and write into it)
+    assert(sh("(exec 3<" .. dir .. "/with-reader; sleep 6) >/dev/null 2>&1 &"))
+    refused_audit(dir .. "/with-reader", "is not a regular file")
+    -- the other has no reader until 8 s from now: a blocking open would wait for it
+    assert(sh("(sleep 8; exec 3<" .. dir .. "/no-reader) >/dev/null 2>&1 &"))
+    refused_audit(dir .. "/no-reader", "is not a regular file")
+  end)
+
+  it("refuses an AuditLog that another uid owns", function()
+    local dir = work .. "/audit-owner"
+    local path = dir .. "/audit.log"
+    assert(sh("rm -rf " .. dir .. " && mkdir -p " .. dir .. " && chmod 0755 " .. dir ..
+              " && : > " .. path .. " && chown 61002 " .. path .. " && chmod 0666 " .. path))
+    refused_audit(path, "belongs to uid 61002")
+    assert.are.equal("", slurp(path))
+  end)
+
+  it("refuses an AuditLog in a directory others may write", function()
+    for _, mode in ipairs({ "0777", "0775", "1777" }) do
+      local dir = work .. "/audit-dir-" .. mode
+      assert(sh("rm -rf " .. dir .. " && mkdir -p " .. dir .. " && chmod " .. mode .. " " .. dir))
+      refused_audit(dir .. "/audit.log", "writable by group or others")
+      assert.is_nil(slurp(dir .. "/audit.log"))
+    end
   end)
 
   it("reports a scontrol that refuses, without failing the stage", function()

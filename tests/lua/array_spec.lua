@@ -12,12 +12,16 @@ local work, statedir, jobstates = H.work, H.statedir, H.jobstates
 
 local n = 0
 -- An array of `count` tasks with the same script; task 0 has the array's
--- id, as in Slurm.  Every task is pending in squeue.
+-- id, and every task the array's submit time, as in Slurm (it copies
+-- them to each task it splits off).  Every task is pending in squeue.
 local function array(count, directives)
   local tasks = {}
   for i = 0, count - 1 do
     local t = new_job(directives)
-    if i > 0 then t.script = tasks[1].script end
+    if i > 0 then
+      t.script = tasks[1].script
+      t.submit = tasks[1].submit
+    end
     tasks[#tasks + 1] = t
   end
   local a = tonumber(tasks[1].id)
@@ -156,6 +160,156 @@ describe("one shared stage-in per job array", function()
     assert.are.equal(0, (poll("slurm_bb_test_data_in", tasks[2])))
     assert.are.equal(0, data_in(tasks[1]))
     assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+  end)
+
+  -- Slurm gives the stage hooks a rewritten script at a /proc/ path when a
+  -- directive has a '%' (symbols replaced, only the directive lines); which
+  -- lines the tasks share is then read from the job's own script, by the
+  -- rule `conduit-bb check` shows: a %a, %j or %b that is a symbol.
+  it("shares a line whose %% makes a, j or b plain text, as conduit-bb check says", function()
+    local raw = { "#CONDUIT_PRE cp in/a.txt out/pct-" .. n .. "-%%a.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/pct-" .. n .. "-%%j%%b.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/task-" .. n .. "-%a.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/job-" .. n .. "-%j.txt",
+                  "#CONDUIT_PRE cp in/a.txt out/digit-" .. n .. "-%b.txt" }
+    local tasks = array(3, raw)
+    local a = tasks[1].id
+    local ssl = work .. "/ssl-" .. n
+    spit(work .. "/slurm-" .. n .. ".conf", "ClusterName=testcluster\nStateSaveLocation=" ..
+         ssl .. "\n")
+    local args = {}
+    for k, t in ipairs(tasks) do
+      -- the job's own script where slurmctld keeps it
+      local dir = ssl .. "/hash." .. tonumber(t.id) % 10 .. "/job." .. t.id
+      assert(sh("mkdir -p " .. dir))
+      spit(dir .. "/script", slurp(tasks[1].script))
+      -- and what Slurm makes of its directive lines for this task
+      local rw = {}
+      for i, l in ipairs(raw) do
+        rw[i] = l:gsub("%%(.)", { ["%"] = "%", a = tostring(k - 1), j = t.id,
+                                  b = tostring((k - 1) % 10), A = a })
+      end
+      local memfd = work .. "/rewritten-" .. t.id
+      spit(memfd, "#!/bin/sh\n" .. table.concat(rw, "\n") .. "\n")
+      args[#args + 1] = t.id .. ":" .. a .. ":" .. (k - 1) .. ":" .. t.submit .. ":/proc/self/root" ..
+                        memfd
+    end
+    local verdict = work .. "/rewritten-" .. n .. ".verdict"
+    local mark = rpc_mark()
+    assert(sh("env SLURM_CONF=" .. work .. "/slurm-" .. n .. ".conf lua" ..
+              _VERSION:match("%d+%.%d+") .. " tests/lua/rewritten.lua " ..
+              os.getenv("CBB_MODULE_DIR") .. " " .. work .. " " .. verdict .. " " ..
+              table.concat(args, " ")))
+    local v = slurp(verdict) or "no verdict"
+    for _, t in ipairs(tasks) do assert.matches(t.id .. " 0 0 nil\n", v, 1, true) end
+    -- the two %% lines once for the array, the other three for each task
+    assert.are.equal(2 + 3 * 3, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal("alpha\n", slurp(work .. "/out/pct-" .. n .. "-%a.txt"))
+    assert.are.equal("alpha\n", slurp(work .. "/out/pct-" .. n .. "-%j%b.txt"))
+    for k, t in ipairs(tasks) do
+      assert.are.equal("alpha\n", slurp(work .. "/out/task-" .. n .. "-" .. (k - 1) .. ".txt"))
+      assert.are.equal("alpha\n", slurp(work .. "/out/job-" .. n .. "-" .. t.id .. ".txt"))
+    end
+    -- and conduit-bb check marks the same two lines
+    local p = io.popen("build/conduit-bb check " .. tasks[1].script .. " --job-id " .. a ..
+                       " --array-task 0 --workdir " .. work .. " 2>&1")
+    local out = p:read("*a")
+    p:close()
+    local marked = {}
+    for line in out:gmatch("line (%d+):[^\n]*%(once for the whole array%)") do
+      marked[#marked + 1] = line
+    end
+    assert.are.same({ "3", "4" }, marked, out)
+  end)
+
+  -- Slurm hands job ids out again: StateDir may still hold the shared
+  -- records of an earlier array that had this id (its tasks never tore
+  -- down: slurmctld's state was wiped, or a teardown never came).
+  local function stale_shared(a, lines)
+    assert(sh("mkdir -p " .. statedir .. " && chmod 0700 " .. statedir))
+    spit(statedir .. "/testcluster." .. a .. ".shared", table.concat(lines, "\n") .. "\n")
+  end
+
+  it("never takes an earlier array's shared records for its own (a reused id)", function()
+    local tasks = array(2, { "#CONDUIT_PRE cp in/a.txt out/reused-" .. n .. ".txt" })
+    local old = tasks[1].submit - 86400
+    -- the earlier array started the directive and had task 4242 join it
+    -- (moments ago: slurmctld's state was wiped, its ids start over)
+    stale_shared(tasks[1].id, { "v1 0 " .. old .. " 3 0 1 " .. os.time() .. " S stale-transfer-id",
+                                "v1 0 " .. old .. " 3 0 0 " .. old .. " J 4242" })
+    local mark = rpc_mark()
+    assert.are.equal(0, data_in(tasks[1]))
+    -- started at once: the earlier array's start is not this one's
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    assert.are.equal(0, data_in(tasks[2]))
+    assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
+    for _, t in ipairs(tasks) do assert.are.equal(0, (poll("slurm_bb_test_data_in", t))) end
+    -- bbstat counts this array's two tasks, not the earlier one's
+    fresh()
+    local _, out = slurm_bb_get_status("61001", "61001", "conduit", tasks[2].id)
+    assert.matches("%(shared with 2 tasks%)", out)
+    -- the file now says whose it is
+    assert.matches("^a1 " .. tasks[1].submit .. " 61001\n",
+                   slurp(statedir .. "/testcluster." .. tasks[1].id .. ".shared"))
+  end)
+
+  it("aborts the shared stage-in when its last task goes, whatever an earlier array left", function()
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local tasks = array(2, { "#CONDUIT_PRE cp in/a.txt out/reused-slow-" .. n .. ".txt" })
+    local old = tasks[1].submit - 86400
+    -- an earlier array's task 4343 joined; a job with that id is alive now
+    stale_shared(tasks[1].id, { "v1 0 " .. old .. " 3 0 0 " .. old .. " J 4343" })
+    for _, t in ipairs(tasks) do assert.are.equal(0, data_in(t)) end
+    set_state(tasks, 1, "CANCELLED")
+    set_state(tasks, 2, "CANCELLED")
+    local rows = slurp(jobstates .. "/" .. tasks[1].id)
+    spit(jobstates .. "/" .. tasks[1].id, rows .. "4343 " .. tasks[1].id .. " 9 PENDING\n")
+    local mark = rpc_mark()
+    assert.are.equal(0, teardown(tasks[1], true))
+    assert.are.equal(0, teardown(tasks[2], true))
+    assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
+  end)
+
+  it("leaves an earlier array's records alone when another user's array has the id", function()
+    local tasks = array(1, { "#CONDUIT_PRE cp in/a.txt out/reused-uid-" .. n .. ".txt" })
+    local later = tasks[1].submit + 100
+    -- a file headed by a later array (of uid 61002) is not this one's
+    stale_shared(tasks[1].id, { "a1 " .. later .. " 61002",
+                                "v2 0 " .. later .. " 3 0 0 " .. later .. " J 5151 61002" })
+    assert.are.equal(0, data_in(tasks[1]))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", tasks[1])))
+    fresh()
+    local _, out = slurm_bb_get_status("61001", "61001", "conduit", tasks[1].id)
+    assert.is_nil(out:find("shared with 2", 1, true))
+  end)
+
+  it("sweeps an array's lock and records once both are a week unused, never a held lock", function()
+    assert(sh("mkdir -p " .. statedir .. " && chmod 0700 " .. statedir))
+    local f = statedir .. "/testcluster."
+    for _, name in ipairs({ "7001.shared", "7001.shared-lock", "7002.shared-lock",
+                            "7003.shared", "7003.shared-lock", "7004.shared-lock" }) do
+      assert(sh(": > " .. f .. name .. " && chmod 0600 " .. f .. name))
+    end
+    -- 7001: both old; 7002: an old lock alone; 7003: old lock, fresh records;
+    -- 7004: old, but a task holds it
+    assert(sh("touch -d '8 days ago' " .. f .. "7001.shared " .. f .. "7001.shared-lock " ..
+              f .. "7002.shared-lock " .. f .. "7003.shared-lock " .. f .. "7004.shared-lock"))
+    assert(sh("(flock " .. f .. "7004.shared-lock sleep 4 >/dev/null 2>&1 &) ; sleep 0.3"))
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/sweep-" .. n .. ".txt" })
+    assert.are.equal(0, teardown(j, false))
+    local function there(name)
+      local p = io.popen("test -e " .. f .. name .. " && echo y || echo n")
+      local y = p:read("*l") == "y"
+      p:close()
+      return y
+    end
+    assert.is_false(there("7001.shared"))
+    assert.is_false(there("7001.shared-lock"))
+    assert.is_false(there("7002.shared-lock"))
+    assert.is_true(there("7003.shared"))
+    assert.is_true(there("7003.shared-lock"))
+    assert.is_true(there("7004.shared-lock"))
+    sleep(4)
   end)
 
   it("a requeued task stages in on its own", function()

@@ -234,6 +234,26 @@ describe("trust under faults", function()
       assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
     end)
 
+    it("an interrupted attempt's failed stage-out is logged once, however many polls", function()
+      faults('{"delay_ms": {"DATA_TRANSFERRING": 1500}}')
+      local j = new_job({ "#CONDUIT_POST cp out/never-written-y.txt in/never-y.txt",
+                          "#CONDUIT_POST cp in/a.txt out/slow-y.txt" })
+      local requeued = info_of(j, { restart_cnt = 1, job_state = 0,
+                                    burst_buffer_state = "staging-out" })
+      fresh()
+      assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, requeued)))
+      local polls, said = 0, 0
+      repeat
+        H.sleep(0.2)
+        fresh()
+        local rc, msg = slurm_bb_test_data_out(j.id, j.script, j.uid, j.uid, requeued)
+        polls = polls + 1
+        if logs_match("which a requeue interrupted: line 3:") then said = said + 1 end
+      until not (rc == 0 and msg == "BUSY") or polls > 100
+      assert.is_true(polls >= 3, "polls " .. polls)
+      assert.are.equal(1, said)
+    end)
+
     it("an interrupted attempt's stage-out is best effort; a failed one stands", function()
       local j = new_job({ "#CONDUIT_POST cp out/never-written-" .. "x.txt in/never.txt" })
       -- requeued before it wrote its output: logged, the job goes on
@@ -331,7 +351,9 @@ describe("trust under faults", function()
         local rc = slurm_bb_job_process(j.script, j.uid, j.uid, j.info)
         local took = H.now_ms() - t0
         assert.are.equal(0, rc) -- accepted, and logged
-        assert.is_true(took >= 900 and took <= 1400, "took " .. took .. " ms")
+        -- the bound is the budget plus room for a loaded machine under ASan;
+        -- the silent server never answers, so without the budget it hangs
+        assert.is_true(took >= 900 and took <= 2200, "took " .. took .. " ms")
         assert.is_true(logs_match("timed out after 1%d%d%d ms %(budget 1000 ms%)") or
                        logs_match("timed out after 9%d%d ms %(budget 1000 ms%)"))
       end)
@@ -345,10 +367,10 @@ describe("trust under faults", function()
         local rc, msg = slurm_bb_get_status("61001", "61001", "conduit", "123")
         local took = H.now_ms() - t0
         assert.are.equal(-1, rc)
-        assert.is_true(took >= 4900 and took <= 5400, "took " .. took .. " ms")
+        assert.is_true(took >= 4900 and took <= 6200, "took " .. took .. " ms")
         assert.matches("^conduit: Query timed out after %d+ ms %(budget 5000 ms%)$", msg)
         local said = tonumber(msg:match("after (%d+) ms"))
-        assert.is_true(said >= 4900 and said <= 5400)
+        assert.is_true(said >= 4900 and said <= 6200)
       end)
     end
 
@@ -361,7 +383,7 @@ describe("trust under faults", function()
       local t0 = H.now_ms()
       assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
       local took = H.now_ms() - t0
-      assert.is_true(took >= 900 and took <= 1400, "took " .. took .. " ms")
+      assert.is_true(took >= 900 and took <= 2200, "took " .. took .. " ms")
     end)
   end)
 

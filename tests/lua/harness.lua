@@ -113,12 +113,32 @@ local function new_job(directives, opts)
 end
 
 -- ---- the server's RPC log ---------------------------------------------
-local function rpc_mark() return #(slurp(sdir .. "/rpc.log") or "") end
+-- Calls are counted by request, not by line: every retry of one call
+-- carries the call's conduit-bb-request-id (rid), so a call the module
+-- sent again (a lost reply, a server that said "try again") is one
+-- request; and a line of a call the server received before the mark
+-- (one a hook gave up on, logged late) is not counted after it.
+local function wall_ms()
+  local p = io.popen("date +%s%3N")
+  local v = tonumber(p:read("*l"))
+  p:close()
+  return v
+end
+local function rpc_mark()
+  return { off = #(slurp(sdir .. "/rpc.log") or ""), ms = wall_ms() }
+end
 local function rpcs_since(mark, method)
-  local log = (slurp(sdir .. "/rpc.log") or ""):sub(mark + 1)
-  local n = 0
+  local log = (slurp(sdir .. "/rpc.log") or ""):sub(mark.off + 1)
+  local n, seen = 0, {}
   for line in log:gmatch("[^\n]+") do
-    if line:find('"method": "' .. method .. '"', 1, true) then n = n + 1 end
+    if line:find('"method": "' .. method .. '"', 1, true) then
+      local t0 = tonumber(line:match('"t0": ([%d.]+)') or "")
+      local rid = line:match('"rid": "([^"]*)"') or ""
+      if not (t0 and t0 * 1000 < mark.ms - 1) and not seen[rid] then
+        n = n + 1
+        if rid ~= "" then seen[rid] = true end
+      end
+    end
   end
   return n
 end
@@ -151,12 +171,7 @@ end
 
 
 -- Wall-clock milliseconds (os.clock is CPU time).
-function H.now_ms()
-  local p = io.popen("date +%s%3N")
-  local v = tonumber(p:read("*l"))
-  p:close()
-  return v
-end
+H.now_ms = wall_ms
 
 H.sh, H.slurp, H.spit, H.conf, H.faults, H.fresh = sh, slurp, spit, conf, faults, fresh
 H.job_info, H.info_of, H.new_job, H.rpc_mark, H.rpcs_since = job_info, info_of, new_job, rpc_mark, rpcs_since

@@ -45,9 +45,10 @@ describe("a stage hook after the job's teardown", function()
     assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
     assert.are.equal(0, rpcs_since(mark, "Query"))
     assert.is_nil(slurp(state_file(j, "started")))
-    -- nor does a poll (it would start what is missing): it asks Slurm
+    -- nor does a poll (it would start what is missing): job_info says
+    -- the job is over (CANCELLED)
     fresh()
-    local torn = info_of(j, { burst_buffer_state = "staging-in" })
+    local torn = info_of(j, { burst_buffer_state = "staging-in", job_state = 4 })
     local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, torn)
     assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
     assert.is_nil(slurp(state_file(j, "started")))

@@ -247,10 +247,34 @@ describe("staging hooks against a Conduit server", function()
     assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
   end)
 
-  it("a poll aborts stage-in for a job cancelled without a teardown", function()
-    -- the cancel can kill the teardown; Slurm then keeps polling
+  it("a poll aborts stage-in for a job cancelled without a teardown, from job_info", function()
+    -- the cancel can kill the teardown; Slurm then keeps polling, and
+    -- each poll's job_info carries the job's state: no squeue needed
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/lost-teardown-info" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    local mark = rpc_mark()
+    fresh()
+    local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, j.info)
+    assert.are.same({ 0, "BUSY" }, { rc, msg })       -- pending: left alone
+    -- squeue would say CANCELLED at once; it is never asked
+    spit(jobstates .. "/" .. j.id, "CANCELLED")
+    assert.is_nil(slurp(statedir .. "/testcluster." .. j.id .. ".asked"))
+    fresh()
+    rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, info_of(j, { job_state = 4 }))
+    assert.are.same({ -1, "job " .. j.id .. " is CANCELLED: stage-in stopped, its transfers aborted" },
+                    { rc, msg })
+    assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
+    assert.is_nil(slurp(statedir .. "/testcluster." .. j.id .. ".asked"))
+  end)
+
+  it("a poll whose job_info has no state asks squeue, at most every 10 s", function()
     faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/lost-teardown" })
+    j.info = H.job_info({ job_id = tonumber(j.id), user_id = 61001, work_dir = work,
+                          restart_cnt = 0, cluster = "testcluster", submit_time = j.submit,
+                          burst_buffer_state = "staging-in" })
     fresh()
     assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
     local mark = rpc_mark()
@@ -280,6 +304,39 @@ describe("staging hooks against a Conduit server", function()
     assert.are.equal(0, (slurm_bb_job_teardown(j.id, "/nonexistent/dummy", "false", j.uid, j.uid)))
     assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
     assert.is_true(os.time() - t0 <= 2)
+  end)
+
+  it("teardown without hurry aborts the stage-ins of a job that is over", function()
+    -- Slurm killed the job's polls and its hurried teardown (a cancel in
+    -- stage-in, then a restart): this teardown is the last hook to come
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/orphan-in", "#CONDUIT_POST cp in/a.txt out/orphan-out" })
+    local alive = new_job({ "#CONDUIT_PRE cp in/a.txt out/orphan-alive" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(alive.id, alive.script, alive.uid, alive.uid, alive.info)))
+    -- a job that lives (pending again) keeps its stage-in
+    fresh()
+    local mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_job_teardown(alive.id, "/nonexistent/dummy", "false", j.uid, j.uid)))
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    spit(jobstates .. "/" .. j.id, "CANCELLED")
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_job_teardown(j.id, "/nonexistent/dummy", "false", j.uid, j.uid)))
+    assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
+    -- and a job with no unfinished stage-in on record costs no RPC at all
+    faults()
+    local k = new_job({ "#CONDUIT_PRE cp in/a.txt out/orphan-done" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(k.id, k.script, k.uid, k.uid, k.info)))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", k)))
+    spit(jobstates .. "/" .. k.id, "COMPLETED")
+    fresh()
+    mark = rpc_mark()
+    assert.are.equal(0, (slurm_bb_job_teardown(k.id, "/nonexistent/dummy", "false", k.uid, k.uid)))
+    assert.are.equal(0, rpcs_since(mark, "Query"))
   end)
 
   it("a job with no directives of a stage makes no RPC", function()

@@ -7,6 +7,8 @@ a restart; every request logged to --log as a JSON line (with the token
 never in it).  Fault knobs in --faults (JSON, re-read per request):
   {"fail_next": N, "status": 503}  the next N requests answer `status`
   {"delay_ms": X}                  answer X ms late
+  {"session_extra": {...}}         fields merged into a reserve's answer
+                                   (values a controller should not send)
 """
 import argparse
 import json
@@ -46,14 +48,17 @@ def make_handler(state, log_path, faults_path):
         def log_message(self, *args):
             pass
 
-        def fault(self):
+        def faults(self):
             if not faults_path or not os.path.exists(faults_path):
-                return None
+                return {}
             with open(faults_path) as f:
                 try:
-                    fl = json.load(f)
+                    return json.load(f)
                 except ValueError:
-                    return None
+                    return {}
+
+        def fault(self):
+            fl = self.faults()
             if fl.get("delay_ms"):
                 time.sleep(fl["delay_ms"] / 1000.0)
             if fl.get("fail_next", 0) > 0:
@@ -108,8 +113,9 @@ def make_handler(state, log_path, faults_path):
                     except (ValueError, KeyError):
                         return self.reply(400, {"error": "bad_request",
                                                 "message": "no request"}, "bad")
+                    extra = self.faults().get("session_extra", {})
                     if k in state.sessions:
-                        return self.reply(200, state.sessions[k], "existing")
+                        return self.reply(200, dict(state.sessions[k], **extra), "existing")
                     pool, need = req.get("pool", ""), int(req.get("gpus") or 0)
                     if pool not in state.pools:
                         return self.reply(400, {"error": "bad_request",
@@ -131,7 +137,7 @@ def make_handler(state, log_path, faults_path):
                          "user": body.get("user"), "uid": body.get("uid")}
                     state.sessions[k] = s
                     state.save()
-                    return self.reply(201, s, "created")
+                    return self.reply(201, dict(s, **extra), "created")
             return self.reply(405, {"error": "method"}, "method")
 
         do_GET = do_PUT = do_DELETE = handle_any

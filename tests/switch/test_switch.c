@@ -622,6 +622,66 @@ static void test_http_controller_restart(void **state)
 	assert_int_equal(ctl_count("created", 211), 1);
 }
 
+/*
+ * A reserve answer with a value the steps' reader (cbb_jobinfo_read)
+ * would refuse fails the setup at once, and releases what it reserved,
+ * rather than signing a jobinfo that fails every step of the job.
+ */
+static void test_http_values_checked(void **state)
+{
+	static const struct {
+		long id;
+		const char *extra, *msg;
+	} bad[] = {
+		{ 212, "{\"session_extra\": {\"vram_mib\": 9007199254740992}}",
+		  "switch: job 212: setup failed: controller reply: vram_mib "
+		  "9007199254740992 is out of range (0 to 9007199254740991)" },
+		{ 213, "{\"session_extra\": {\"gpus\": 5000}}",
+		  "switch: job 213: setup failed: controller reply: gpus 5000 "
+		  "is out of range (0 to 4096)" },
+		{ 214, "{\"session_extra\": {\"pool\": \"pool-0123456789"
+		  "0123456789012345678901234567890123456789012345678901234567890\"}}",
+		  "switch: job 214: setup failed: controller reply: pool is "
+		  "not a string of at most 64 bytes" },
+		{ 215, "{\"session_extra\": {\"vram_mib\": \"8192\"}}",
+		  "switch: job 215: setup failed: controller reply: vram_mib "
+		  "is not a whole number" },
+	};
+	size_t i;
+
+	(void)state;
+	http_conf("");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		host_t h;
+		host_job_t j = job(bad[i].id, "conduit:pool=t4+gpus=1");
+
+		new_host(&h);
+		faults(bad[i].extra);
+		assert_int_equal(host_job_start(&h, &j), START_FAILED);
+		if (!strstr(h.log, bad[i].msg))
+			fail_msg("job %ld: want <%s> in the log:\n%s", bad[i].id,
+				 bad[i].msg, h.log);
+		/* what the controller reserved is released again */
+		assert_int_equal(ctl_count("released", bad[i].id), 1);
+	}
+	faults("{}");
+	/* the largest value the reader takes is accepted */
+	{
+		host_t h;
+		host_job_t j = job(216, "conduit:pool=t4+gpus=1");
+		step_result_t r;
+
+		new_host(&h);
+		faults("{\"session_extra\": {\"vram_mib\": 9007199254740991}}");
+		assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+		host_step(&h, &j, "", &r);
+		assert_false(r.failed);
+		assert_true(env_has(&r, "CONDUIT_SESSION_VRAM_MIB=9007199254740991"));
+		faults("{}");
+		assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	}
+}
+
 /* SessionDelivery=file: the token in a 0600 file of the job's user. */
 static void test_http_token_file(void **state)
 {
@@ -682,6 +742,38 @@ static void test_http_token_file(void **state)
 	rmdir(path);
 }
 
+/*
+ * SessionDelivery=file with a SessionDir that cannot hold the file: the
+ * step fails with one line saying why, and the token (unsealed by then)
+ * reaches neither the step's environment nor the log.  step_init's other
+ * way out with the configuration it got from the call context.
+ */
+static void test_http_token_file_refused(void **state)
+{
+	host_t h;
+	host_job_t j = job(212, "conduit:pool=t4");
+	step_result_t r;
+	char extra[600], want[700];
+
+	(void)state;
+	/* a regular file where the directory should be */
+	snprintf(extra, sizeof(extra), "SessionDelivery=file\nSessionDir=%s\n",
+		 conf);
+	http_conf(extra);
+	new_host(&h);
+	assert_int_equal(host_job_start(&h, &j), START_ACCEPTED);
+	host_step(&h, &j, "CONDUIT_SESSION_TOKEN=from-the-shell\n", &r);
+	assert_true(r.failed);
+	snprintf(want, sizeof(want), "switch: step_init: job 212: SessionDir %s "
+		 "is not a directory", conf);
+	if (!strstr(h.log, want))
+		fail_msg("log:\n%s", h.log);
+	assert_null(strstr(h.log, "tok-"));
+	assert_null(strstr(r.env, "tok-"));
+	assert_int_equal(host_job_complete(&h, &j), COMPLETE_RELEASED);
+	assert_int_equal(ctl_count("released", 212), 1);
+}
+
 static void test_only_defined_globals(void **state)
 {
 	host_t h;
@@ -714,7 +806,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_http_abandoned_setup),
 		cmocka_unit_test(test_http_tampered_token),
 		cmocka_unit_test(test_http_token_file),
+		cmocka_unit_test(test_http_token_file_refused),
 		cmocka_unit_test(test_http_controller_restart),
+		cmocka_unit_test(test_http_values_checked),
 	};
 	int fd, rc;
 

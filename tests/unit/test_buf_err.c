@@ -48,6 +48,87 @@ static void test_buf(void **state)
 	free(s);
 }
 
+/*
+ * A secret buffer wipes what it lets go.  free() is interposed (not
+ * under ASan, whose own free must stay) to look at every block freed
+ * while `watch` is set: none may still hold the secret.
+ */
+static const char secret_text[] = "tok-5f0c1a2b3c4d5e6f";
+static int watch, freed_blocks, freed_with_secret;
+
+#ifndef __SANITIZE_ADDRESS__
+#include <malloc.h>
+void __libc_free(void *p);
+void free(void *p)
+{
+	if (watch && p) {
+		size_t n = malloc_usable_size(p), k = strlen(secret_text);
+		const char *c = p;
+
+		freed_blocks++;
+		for (; n >= k; c++, n--)
+			if (!memcmp(c, secret_text, k)) {
+				freed_with_secret++;
+				break;
+			}
+	}
+	__libc_free(p);
+}
+#define CAN_WATCH 1
+#else
+#define CAN_WATCH 0
+#endif
+
+static void test_secret_buf(void **state)
+{
+	cbb_buf_t b;
+	size_t i;
+	int grows = 0;
+
+	(void)state;
+	/* reset wipes everything, not just the first byte */
+	cbb_buf_init(&b, 0);
+	cbb_buf_secret(&b);
+	assert_int_equal(cbb_buf_adds(&b, secret_text), 0);
+	cbb_buf_reset(&b);
+	for (i = 0; i < b.cap; i++)
+		assert_int_equal(b.data[i], 0);
+	/* growing and freeing leave no copy behind */
+	watch = 1;
+	freed_blocks = freed_with_secret = 0;
+	for (i = 0; i < 200; i++) {
+		size_t cap = b.cap;
+
+		assert_int_equal(cbb_buf_adds(&b, secret_text), 0);
+		grows += b.cap != cap;
+	}
+	assert_int_equal(b.len, 200 * strlen(secret_text));
+	assert_memory_equal(b.data + 199 * strlen(secret_text), secret_text,
+			    strlen(secret_text));
+	cbb_buf_free(&b);
+	watch = 0;
+	assert_true(grows >= 5);
+	if (CAN_WATCH) {
+		/* every grow freed the old block, and the last free its own */
+		assert_int_equal(freed_blocks, grows + 1);
+		assert_int_equal(freed_with_secret, 0);
+	}
+	/* an ordinary buffer still grows in place with realloc */
+	cbb_buf_init(&b, 0);
+	assert_false(b.secret);
+	cbb_buf_free(&b);
+	/* cbb_wipe */
+	{
+		char k[32];
+
+		memset(k, 'k', sizeof(k));
+		cbb_wipe(k, sizeof(k));
+		for (i = 0; i < sizeof(k); i++)
+			assert_int_equal(k[i], 0);
+		cbb_wipe(NULL, 0);
+	}
+}
+
 static void test_err(void **state)
 {
 	cbb_err_t e;
@@ -86,6 +167,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buf),
+		cmocka_unit_test(test_secret_buf),
 		cmocka_unit_test(test_err),
 		cmocka_unit_test(test_show),
 	};

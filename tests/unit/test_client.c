@@ -2,6 +2,10 @@
  * job outcomes for --when=. */
 #include "cmocka_all.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jobstate.h"
@@ -174,6 +178,10 @@ static void test_jobstate(void **state)
 	/* a hung squeue is killed at the time limit */
 	assert_int_equal(cbb_job_state("tests/unit/slow-squeue", 1, 300, &f),
 			 CBB_JOB_UNKNOWN);
+	/* killed after saying "Invalid job id": no exit status, no answer */
+	assert_int_equal(cbb_job_state("tests/unit/killed-squeue", 9, 2000, &f),
+			 CBB_JOB_UNKNOWN);
+	assert_string_equal(f.state, "");
 	setenv("FAKE_SQUEUE_DIR", "tests/unit", 1);
 	assert_int_equal(cbb_job_state("tests/conduit/fake-squeue", 424242,
 				       2000, &f), CBB_JOB_GONE);
@@ -208,6 +216,13 @@ static void test_any_alive(void **state)
 			 -1);
 	assert_int_equal(cbb_any_alive("tests/unit/slow-squeue", 5, some, 2, 300),
 			 -1);
+	assert_int_equal(cbb_any_alive("false", 5, some, 2, 2000), -1);
+	/*
+	 * killed after saying "Invalid job id": there is no exit status to
+	 * read, so this is no answer, never "Slurm forgot the array"
+	 */
+	assert_int_equal(cbb_any_alive("tests/unit/killed-squeue", 5, some, 2,
+				       2000), -1);
 	/* Slurm forgot the whole array */
 	assert_int_equal(cbb_any_alive("tests/conduit/fake-squeue", 6, some, 2,
 				       2000), 0);
@@ -310,6 +325,213 @@ static void test_statefile(void **state)
 	cbb_state_forget(&cfg, "c", 9);
 	snprintf(cmd, sizeof(cmd), "rmdir %s", dir);
 	assert_int_equal(system(cmd), 0); /* nothing was left behind */
+	cbb_config_free(&cfg);
+}
+
+/*
+ * An array's shared lock under stress: 8 processes take it 60 times
+ * each; inside, one starts the shared stage-in when no start record is
+ * there, and one in four tears the array's records down (forget, under
+ * the lock, as the last task's teardown does).  Nobody is ever inside
+ * together with another (the forgotten lock file was unlinked while
+ * others waited on it), and no stage-in is started twice without a
+ * teardown in between.
+ */
+#define STRESS_PROCS 8
+#define STRESS_ITER 60
+
+static void stress_task(const cbb_config_t *cfg, const char *side, int who)
+{
+	char inside[256], logp[256], line[16];
+	unsigned seed = (unsigned)getpid() * 2654435761u;
+	int i, logfd;
+
+	snprintf(inside, sizeof(inside), "%s/inside", side);
+	snprintf(logp, sizeof(logp), "%s/log", side);
+	logfd = open(logp, O_WRONLY | O_APPEND);
+	for (i = 0; i < STRESS_ITER; i++) {
+		cbb_recs_t recs;
+		cbb_rec_t r;
+		cbb_err_t err;
+		size_t k;
+		bool started = false, forget;
+		int fd = cbb_shared_lock(cfg, "c", 77, NULL, 10000), m;
+
+		if (fd < 0) {
+			(void)!write(logfd, "B\n", 2);
+			continue;
+		}
+		m = open(inside, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (m < 0)
+			(void)!write(logfd, "X\n", 2); /* two inside at once */
+		cbb_err_clear(&err);
+		if (cbb_shared_load(cfg, "c", 77, &recs, &err) == 0) {
+			for (k = 0; k < recs.n; k++)
+				started = started || recs.v[k].kind == 'S';
+			cbb_recs_free(&recs);
+		}
+		if (!started) {
+			snprintf(line, sizeof(line), "S%d\n", who);
+			(void)!write(logfd, line, strlen(line));
+			r = R(0, 500, 3, 0, 1, 'S', "shared-1");
+			(void)cbb_shared_add(cfg, "c", 77, &r, 1, &err);
+		}
+		usleep(rand_r(&seed) % 2000);
+		forget = rand_r(&seed) % 4 == 0;
+		if (forget)
+			(void)!write(logfd, "F\n", 2);
+		if (m >= 0) {
+			close(m);
+			unlink(inside);
+		}
+		/* the last thing before the unlock, as in array.c: once the
+		 * lock file is gone a newcomer may lock a new one */
+		if (forget)
+			cbb_shared_forget(cfg, "c", 77);
+		cbb_shared_unlock(fd);
+		usleep(rand_r(&seed) % 500);
+	}
+	close(logfd);
+}
+
+static void test_shared_lock_stress(void **state)
+{
+	char dir[] = "/tmp/cbb-lock-XXXXXX", side[64], logp[96], cmd[256];
+	char text[64 * 1024], *p, last = 'F';
+	cbb_config_t cfg;
+	pid_t pids[STRESS_PROCS];
+	int i, st, fd, together = 0, out = 0, twice = 0, starts = 0,
+	    forgets = 0;
+	ssize_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(side, sizeof(side), "%s/side", dir);
+	assert_int_equal(mkdir(side, 0700), 0);
+	snprintf(logp, sizeof(logp), "%s/log", side);
+	fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	cbb_config_defaults(&cfg);
+	snprintf(cmd, sizeof(cmd), "%s/state", dir);
+	cfg.state_dir = strdup(cmd);
+	for (i = 0; i < STRESS_PROCS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			stress_task(&cfg, side, i);
+			_exit(0);
+		}
+	}
+	for (i = 0; i < STRESS_PROCS; i++) {
+		assert_int_equal(waitpid(pids[i], &st, 0), pids[i]);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	fd = open(logp, O_RDONLY);
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	assert_true(n > 0);
+	text[n] = '\0';
+	for (p = text; *p; p = strchr(p, '\n') + 1) {
+		together += *p == 'X';
+		out += *p == 'B';
+		if (*p == 'S') {
+			starts++;
+			twice += last == 'S';
+		}
+		forgets += *p == 'F';
+		if (*p == 'S' || *p == 'F')
+			last = *p;
+	}
+	if (together || out || twice)
+		fail_msg("%d times inside together, %d locked out, %d stage-ins "
+			 "started twice, over %d starts and %d teardowns",
+			 together, out, twice, starts, forgets);
+	assert_true(starts >= 1 && starts <= forgets + 1);
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	assert_int_equal(system(cmd), 0);
+	cbb_config_free(&cfg);
+}
+
+/* An array's records are tied to one array: submit time and uid. */
+static void test_shared_identity(void **state)
+{
+	char dir[] = "/tmp/cbb-ident-XXXXXX", path[128], cmd[256], text[512];
+	cbb_array_ident_t mine = { 1000, 61001 }, older = { 900, 61001 },
+			  later = { 1100, 61001 }, other = { 1000, 61002 }, who;
+	cbb_config_t cfg;
+	cbb_recs_t recs;
+	cbb_rec_t r;
+	cbb_err_t err;
+	bool foreign;
+	FILE *f;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	cbb_config_defaults(&cfg);
+	cfg.state_dir = strdup(dir);
+	cbb_err_clear(&err);
+	snprintf(path, sizeof(path), "%s/c.50.shared", dir);
+	/* an older conduit_bb's file (no identity): only this array's lines stay */
+	f = fopen(path, "w");
+	fputs("v1 0 900 3 0 1 5 S old-array\nv1 0 1000 3 0 1 5 S this-array\n"
+	      "v1 0 1000 3 0 0 5 J 51\n", f);
+	fclose(f);
+	fd = cbb_shared_lock(&cfg, "c", 50, &mine, 0);
+	assert_true(fd >= 0);
+	r = R(0, 1000, 3, 0, 0, 'J', "52");
+	r.has_uid = true;
+	r.uid = 61001;
+	assert_int_equal(cbb_shared_add(&cfg, "c", 50, &r, 1, &err), 0);
+	cbb_shared_unlock(fd);
+	f = fopen(path, "r");
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	assert_string_equal(text, "a1 1000 61001\nv1 0 1000 3 0 1 5 S this-array\n"
+			    "v1 0 1000 3 0 0 5 J 51\nv2 0 1000 3 0 0 1000 J 52 61001\n");
+	/* loads keep the identity line and read v2 */
+	assert_int_equal(cbb_shared_load(&cfg, "c", 50, &recs, &err), 0);
+	assert_int_equal(recs.n, 3);
+	assert_true(recs.v[2].has_uid && recs.v[2].uid == 61001);
+	cbb_recs_free(&recs);
+	/* the same array again, and an older one: nothing changes */
+	fd = cbb_shared_lock(&cfg, "c", 50, &mine, 0);
+	cbb_shared_unlock(fd);
+	fd = cbb_shared_lock(&cfg, "c", 50, &older, 0);
+	cbb_shared_unlock(fd);
+	assert_int_equal(cbb_shared_load_of(&cfg, "c", 50, &mine, &recs,
+					    &foreign, &err), 0);
+	assert_false(foreign);
+	assert_int_equal(recs.n, 3);
+	cbb_recs_free(&recs);
+	/* another user's array, or a later one, is not this one's */
+	assert_int_equal(cbb_shared_load_of(&cfg, "c", 50, &other, &recs,
+					    &foreign, &err), 0);
+	assert_true(foreign);
+	assert_int_equal(recs.n, 0);
+	cbb_recs_free(&recs);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &mine), 2);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &other), 0);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, NULL), 0);
+	/* a later array that has the id takes the file over, empty */
+	fd = cbb_shared_lock(&cfg, "c", 50, &later, 0);
+	cbb_shared_unlock(fd);
+	assert_int_equal(cbb_shared_load(&cfg, "c", 50, &recs, &err), 0);
+	assert_int_equal(recs.n, 0);
+	cbb_recs_free(&recs);
+	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &later), 0);
+	/* a task's own join: of its user only */
+	r = R(0, 1000, 3, 0, 0, 'J', "50");
+	r.has_uid = true;
+	r.uid = 61001;
+	assert_int_equal(cbb_recs_add(&cfg, "c", 53, &r, 1, &err), 0);
+	assert_int_equal(cbb_joined_of(&cfg, "c", 53, 61002, &who), 0);
+	assert_int_equal(cbb_joined_of(&cfg, "c", 53, 61001, &who), 50);
+	assert_true(who.submit == 1000 && who.uid == 61001);
+	assert_int_equal(cbb_joined_array_peek(&cfg, "c", 53, &who), 50);
+	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
+	assert_int_equal(system(cmd), 0);
 	cbb_config_free(&cfg);
 }
 
@@ -419,6 +641,8 @@ int main(void)
 		cmocka_unit_test(test_percent_decode),
 		cmocka_unit_test(test_statefile),
 		cmocka_unit_test(test_state_dir),
+		cmocka_unit_test(test_shared_lock_stress),
+		cmocka_unit_test(test_shared_identity),
 		cmocka_unit_test(test_outcome),
 	};
 	return cmocka_run_group_tests_name("client", tests, NULL, NULL);

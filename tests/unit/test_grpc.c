@@ -16,6 +16,16 @@
 
 #include "conduit.h"
 
+/* -Wl,--wrap=calloc (tests.mk): the module's callocs fail while set. */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+static volatile int calloc_fails;
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return calloc_fails ? NULL : __real_calloc(n, size);
+}
+
 typedef struct {
 	int lfd;
 	int port;
@@ -170,9 +180,119 @@ static void test_refused_retries_once(void **state)
 	cbb_config_free(&cfg);
 }
 
+/*
+ * The answer table (conduit.h), cell by cell: every status the server may
+ * send, for each RPC, and the answers that never came from the server.
+ * Expected meanings as docs/admin.md states them.
+ */
+static cbb_rpc_t server_said(int status, const char *msg)
+{
+	cbb_rpc_t c;
+
+	memset(&c, 0, sizeof(c));
+	c.sent = true;
+	c.have_status = true;
+	c.status = status;
+	c.have_message = msg[0] != '\0';
+	snprintf(c.message, sizeof(c.message), "conduit: server said: %s",
+		 msg[0] ? msg : "(no message)");
+	return c;
+}
+
+static void test_answer_table(void **state)
+{
+	/* for StartTransfer: R refused, T try again, M may have happened */
+	static const char start[] = "-MRRMRRRTRTRRMMMR";
+	static const char repeat[] = "-TRRTRRRTRTRRTTTR";
+	cbb_rpc_kind_t kinds[] = { CBB_RPC_VALIDATE, CBB_RPC_QUERY, CBB_RPC_STOP,
+				   CBB_RPC_VERSION };
+	int st;
+	size_t k;
+	cbb_rpc_t c;
+
+	(void)state;
+	for (st = 1; st < CBB_GRPC_NCODES; st++) {
+		cbb_answer_t want = start[st] == 'R' ? CBB_ANSWER_REFUSED :
+				    start[st] == 'T' ? CBB_ANSWER_RETRY :
+						       CBB_ANSWER_MAYBE;
+
+		/* a Conduit application error carries a message */
+		c = server_said(st, "some words");
+		assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), want);
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			want = repeat[st] == 'R' ? CBB_ANSWER_REFUSED :
+							CBB_ANSWER_RETRY;
+			assert_int_equal(cbb_conduit_answer(kinds[k], &c), want);
+		}
+	}
+	c = server_said(CBB_GRPC_OK, "");
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_OK);
+	/* UNKNOWN is not always one of Conduit's errors */
+	c = server_said(CBB_GRPC_UNKNOWN, "");
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_MAYBE);
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_QUERY, &c), CBB_ANSWER_RETRY);
+	c = server_said(CBB_GRPC_UNKNOWN, "server shutting down");
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_RETRY);
+	c = server_said(CBB_GRPC_UNKNOWN, "Exception calling application: x");
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_MAYBE);
+	/* never sent: nothing happened */
+	memset(&c, 0, sizeof(c));
+	c.status = CBB_GRPC_DEADLINE_EXCEEDED;
+	c.transport = true;
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_RETRY);
+	/* sent, no answer from the server: it may have happened */
+	c.sent = true;
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_MAYBE);
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_STOP, &c), CBB_ANSWER_RETRY);
+	/* the server said OK but the reply broke (too big, truncated) */
+	c.transport = false;
+	c.status = CBB_GRPC_INTERNAL;
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_MAYBE);
+	/* our own TLS configuration: final */
+	c.status = CBB_GRPC_FAILED_PRECONDITION;
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_REFUSED);
+	assert_int_equal(cbb_conduit_answer(CBB_RPC_QUERY, &c), CBB_ANSWER_REFUSED);
+	assert_string_equal(cbb_answer_name(CBB_ANSWER_MAYBE), "maybe");
+	assert_string_equal(cbb_grpc_code_name(CBB_GRPC_CANCELLED), "CANCELLED");
+	assert_string_equal(cbb_grpc_code_name(99), "UNKNOWN");
+}
+
+/* Out of memory before anything is sent: every call says so, none ok. */
+static void test_batches_out_of_memory(void **state)
+{
+	cbb_stop_t stop[2];
+	cbb_start_t start[2];
+	cbb_grpc_t g;
+	size_t i;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	memset(stop, 0, sizeof(stop));
+	memset(start, 0, sizeof(start));
+	for (i = 0; i < 2; i++) {
+		stop[i].id = "6f1c0000-0000-0000-0000-000000000000";
+		stop[i].ok = true;   /* whatever the caller left there */
+		start[i].ok = true;
+	}
+	calloc_fails = 1;
+	assert_int_equal(cbb_conduit_stop(&g, stop, 2), 2);
+	assert_int_equal(cbb_conduit_start(&g, start, 2, false), 2);
+	calloc_fails = 0;
+	for (i = 0; i < 2; i++) {
+		assert_false(stop[i].ok);
+		assert_int_equal(stop[i].answer, CBB_ANSWER_RETRY);
+		assert_string_equal(stop[i].message, "conduit: out of memory");
+		assert_false(start[i].ok);
+		/* nothing was sent: never an unsure start */
+		assert_int_equal(start[i].answer, CBB_ANSWER_RETRY);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_answer_table),
+		cmocka_unit_test(test_batches_out_of_memory),
 		cmocka_unit_test(test_silent_tcp_server),
 		cmocka_unit_test(test_server_that_reads_and_stalls),
 		cmocka_unit_test(test_refused_retries_once),

@@ -4,6 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "config.h"
+#include "controller.h"
 #include "jobinfo.h"
 
 static cbb_jobinfo_t sample(void)
@@ -185,6 +189,46 @@ static void test_seal(void **state)
 	rmdir(dir);
 }
 
+/*
+ * The first reserve puts jansson's memory under a free that wipes (the
+ * controller's answer holds the token); malloc stays malloc.
+ */
+static void test_json_memory_wiped(void **state)
+{
+	json_malloc_t m = NULL;
+	json_free_t f = NULL;
+	cbb_config_t cfg;
+	cbb_netreq_t req;
+	cbb_ctl_job_t j;
+	cbb_session_t s;
+	cbb_err_t err;
+	json_t *o;
+
+	(void)state;
+	json_get_alloc_funcs(&m, &f);
+	assert_true(m == malloc && f == free);
+	o = json_string("tok-allocated-before-the-switch");
+	cbb_config_defaults(&cfg); /* no SwitchControllerURL: fails at once */
+	memset(&req, 0, sizeof(req));
+	memset(&j, 0, sizeof(j));
+	j.cluster = "hpc";
+	j.job_id = 7;
+	j.user = "alice";
+	j.nodes = "n1";
+	j.partition = "p";
+	j.req = &req;
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_ctl_reserve(&cfg, &j, &s, &err), CBB_CTL_TRANSIENT);
+	json_get_alloc_funcs(&m, &f);
+	assert_true(m == malloc);
+	assert_true(f != free && f != NULL);
+	json_decref(o); /* a block from before: freed by the wiping free */
+	o = json_pack("{s:s}", "token", "tok-after");
+	assert_non_null(o);
+	json_decref(o);
+	cbb_config_free(&cfg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_sign_verify),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_seal),
+		cmocka_unit_test(test_json_memory_wiped),
 	};
 	return cmocka_run_group_tests_name("jobinfo", tests, NULL, NULL);
 }

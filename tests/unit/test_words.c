@@ -77,6 +77,23 @@ static void test_table(void **state)
 	}
 }
 
+/*
+ * A backslash and a NUL inside double quotes: the NUL is a control byte
+ * (strchr() also finds the terminator, so it must not be asked about 0).
+ */
+static void test_dquote_backslash_nul(void **state)
+{
+	static const char in[] = { '"', '\\', '\0', '"' };
+	cbb_words_t w;
+	cbb_err_t err;
+
+	(void)state;
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_words_split(in, sizeof(in), &w, &err), -1);
+	assert_string_equal(err.msg, "control character 0x00 is not allowed");
+	assert_null(w.v);
+}
+
 static void test_word_limit(void **state)
 {
 	char *s = malloc(CBB_WORDS_MAX * 2 + 8);
@@ -100,6 +117,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_dquote_backslash_nul),
 		cmocka_unit_test(test_word_limit),
 	};
 	return cmocka_run_group_tests_name("words", tests, NULL, NULL);

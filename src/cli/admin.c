@@ -1,0 +1,26 @@
+/* admin.c - see admin.h */
+#include "admin.h"
+
+void cbb_admin_usage(FILE *f)
+{
+	fprintf(f,
+		"\n"
+		"For admins:\n"
+		"       conduit-bb doctor [--json] [--config FILE] "
+		"[--slurm-conf FILE] [--module FILE]\n"
+		"       conduit-bb status [--json] [--all] [--stuck DURATION] "
+		"[--config FILE]\n"
+		"       conduit-bb metrics [--output FILE] [--config FILE]\n"
+		"\n"
+		"doctor checks the installation end to end (run it as root or "
+		"SlurmUser):\n"
+		"one line per check, ok, warn or FAIL with what to do; exit 0 "
+		"when nothing\n"
+		"failed.\n"
+		"status lists every job StateDir knows with a stage in progress "
+		"or failed\n"
+		"(as root), from one Query for all of them.\n"
+		"metrics prints Prometheus text (AuditLog counters, StateDir "
+		"gauges) for\n"
+		"node_exporter's textfile collector.\n");
+}

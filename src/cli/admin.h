@@ -1,0 +1,25 @@
+/*
+ * admin.h - the commands of `conduit-bb` for the people who run the
+ * cluster (check.c has the users' `check` and `network`):
+ *
+ *   doctor   checks the installation end to end (doctor.c)
+ *   status   every staging job StateDir knows, one Query (status.c)
+ *   metrics  Prometheus text for node_exporter's textfile collector
+ *            (metrics.c)
+ *
+ * Each takes main's argc/argv (argv[1] is the command) and returns the
+ * exit status.
+ */
+#ifndef CBB_CLI_ADMIN_H
+#define CBB_CLI_ADMIN_H
+
+#include <stdio.h>
+
+int cbb_cmd_doctor(int argc, char **argv);
+int cbb_cmd_status(int argc, char **argv);
+int cbb_cmd_metrics(int argc, char **argv);
+
+/* The usage lines of these commands. */
+void cbb_admin_usage(FILE *f);
+
+#endif

@@ -1,0 +1,218 @@
+/* statedir.c - see statedir.h */
+#include "statedir.h"
+
+#include "key.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const struct {
+	const char *suffix;
+	unsigned bit;
+} kinds[] = {
+	{ "started", CBB_SD_STARTED }, { "down", CBB_SD_DOWN },
+	{ "shared", CBB_SD_SHARED }, { "skipped", CBB_SD_SKIPPED },
+	{ "over", CBB_SD_OVER },
+};
+
+/* "<cluster>.<job>.<what>": the cluster may hold dots, the job never */
+static bool parse_name(const char *name, char *cluster, uint32_t *job,
+		       unsigned *bit)
+{
+	const char *last = strrchr(name, '.'), *prev;
+	unsigned long v;
+	char *end;
+	size_t i, n;
+
+	if (!last || last == name)
+		return false;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(last + 1, kinds[i].suffix))
+			break;
+	if (i == sizeof(kinds) / sizeof(kinds[0]))
+		return false;
+	*bit = kinds[i].bit;
+	for (prev = last - 1; prev > name && *prev != '.'; prev--)
+		;
+	if (prev == name || prev + 1 == last)
+		return false;
+	errno = 0;
+	v = strtoul(prev + 1, &end, 10);
+	if (end != last || errno || v > 0xffffffffUL || prev[1] < '0' ||
+	    prev[1] > '9')
+		return false;
+	n = (size_t)(prev - name);
+	if (n >= CBB_CLUSTER_MAX)
+		return false;
+	memcpy(cluster, name, n);
+	cluster[n] = '\0';
+	*job = (uint32_t)v;
+	return true;
+}
+
+static int64_t read_down(int dfd, const char *name)
+{
+	char buf[32], *end;
+	long long t;
+	ssize_t n;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	t = strtoll(buf, &end, 10);
+	return end != buf && t > 0 ? (int64_t)t : 0;
+}
+
+static int by_job(const void *a, const void *b)
+{
+	const cbb_sd_job_t *x = a, *y = b;
+	int c = strcmp(x->cluster, y->cluster);
+
+	if (c)
+		return c;
+	return x->job_id < y->job_id ? -1 : x->job_id > y->job_id;
+}
+
+int cbb_sd_list(const cbb_config_t *cfg, cbb_sd_list_t *out, cbb_err_t *err)
+{
+	const char *dir = cbb_conf_state_dir(cfg);
+	size_t cap = 0, i, k;
+	struct dirent *e;
+	DIR *d;
+	int dfd;
+
+	memset(out, 0, sizeof(*out));
+	d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT) {
+			out->missing = true;
+			return 0;
+		}
+		return cbb_err(err, "cannot read StateDir %s: %s", dir,
+			       strerror(errno));
+	}
+	dfd = dirfd(d);
+	/* one entry per file, then sorted and merged per job */
+	while ((e = readdir(d))) {
+		cbb_sd_job_t j;
+
+		memset(&j, 0, sizeof(j));
+		if (!parse_name(e->d_name, j.cluster, &j.job_id, &j.files))
+			continue;
+		if (j.files == CBB_SD_DOWN)
+			j.down_since = read_down(dfd, e->d_name);
+		if (out->n == cap) {
+			cbb_sd_job_t *v;
+
+			cap = cap ? cap * 2 : 64;
+			v = realloc(out->v, cap * sizeof(*v));
+			if (!v) {
+				closedir(d);
+				cbb_sd_free(out);
+				return cbb_err(err, "out of memory");
+			}
+			out->v = v;
+		}
+		out->v[out->n++] = j;
+	}
+	closedir(d);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), by_job);
+	for (i = k = 0; i < out->n; i++) {
+		if (k && !by_job(&out->v[k - 1], &out->v[i])) {
+			out->v[k - 1].files |= out->v[i].files;
+			if (out->v[i].down_since)
+				out->v[k - 1].down_since = out->v[i].down_since;
+		} else {
+			out->v[k++] = out->v[i];
+		}
+	}
+	out->n = k;
+	return 0;
+}
+
+void cbb_sd_free(cbb_sd_list_t *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+int cbb_sd_become_owner(const cbb_config_t *cfg, cbb_err_t *err)
+{
+	const char *dir = cbb_conf_state_dir(cfg);
+	struct passwd *pw;
+	struct stat st;
+
+	if (geteuid() != 0 || lstat(dir, &st) < 0 || st.st_uid == 0)
+		return 0;
+	pw = getpwuid(st.st_uid);
+	if ((pw ? initgroups(pw->pw_name, pw->pw_gid) : setgroups(0, NULL)) < 0 ||
+	    setgid(pw ? pw->pw_gid : st.st_gid) < 0 || setuid(st.st_uid) < 0)
+		return cbb_err(err, "cannot become uid %u, StateDir %s's owner: "
+			       "%s", (unsigned)st.st_uid, dir, strerror(errno));
+	return 0;
+}
+
+bool cbb_sd_is_start(char kind)
+{
+	return kind == CBB_REC_STARTED || kind == CBB_REC_UNSURE ||
+	       kind == CBB_REC_REFUSED || kind == CBB_REC_LOST;
+}
+
+void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st)
+{
+	int want = CBB_KEY_POST;
+	size_t i;
+	int pass;
+
+	memset(st, 0, sizeof(*st));
+	/* a stage-out's records first; without any, the stage-in's */
+	for (pass = 0; pass < 2 && !st->any; pass++, want = CBB_KEY_PRE)
+		for (i = 0; i < recs->n; i++) {
+			const cbb_rec_t *r = &recs->v[i];
+
+			if (!cbb_sd_is_start(r->kind) || r->type != want)
+				continue;
+			if (!st->any || r->attempt > st->attempt)
+				st->attempt = r->attempt;
+			st->any = true;
+			st->out = want == CBB_KEY_POST;
+		}
+	want = st->out ? CBB_KEY_POST : CBB_KEY_PRE;
+	for (i = 0; i < recs->n; i++) {
+		const cbb_rec_t *r = &recs->v[i];
+		size_t k;
+
+		if (r->type != want || r->attempt != st->attempt)
+			continue;
+		st->accounted |= r->kind == CBB_REC_ACCOUNTED;
+		if (!cbb_sd_is_start(r->kind))
+			continue;
+		/* records are appended: a directive's last one is its newest */
+		for (k = i + 1; k < recs->n; k++)
+			if (cbb_sd_is_start(recs->v[k].kind) &&
+			    recs->v[k].type == want &&
+			    recs->v[k].attempt == st->attempt &&
+			    recs->v[k].index == r->index)
+				break;
+		if (k < recs->n)
+			continue;
+		st->started += r->kind == CBB_REC_STARTED;
+		st->unsure += r->kind == CBB_REC_UNSURE;
+		st->refused += r->kind == CBB_REC_REFUSED;
+		st->lost += r->kind == CBB_REC_LOST;
+	}
+}

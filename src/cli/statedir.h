@@ -1,0 +1,71 @@
+/*
+ * statedir.h - which jobs StateDir knows, for `conduit-bb status` and
+ * `conduit-bb metrics`.  The records themselves are read with the
+ * module's own statefile.c (cbb_recs_load, cbb_shared_load); this only
+ * lists the files, <cluster>.<job>.<what> (statefile.h), and reads the
+ * time a .down file holds without creating one (cbb_down_since would).
+ */
+#ifndef CBB_CLI_STATEDIR_H
+#define CBB_CLI_STATEDIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster.h"
+#include "config.h"
+#include "err.h"
+#include "statefile.h"
+
+enum {
+	CBB_SD_STARTED = 1 << 0,
+	CBB_SD_DOWN = 1 << 1,
+	CBB_SD_SHARED = 1 << 2,
+	CBB_SD_SKIPPED = 1 << 3,
+	CBB_SD_OVER = 1 << 4,
+};
+
+typedef struct {
+	char cluster[CBB_CLUSTER_MAX];
+	uint32_t job_id;
+	unsigned files;      /* CBB_SD_* */
+	int64_t down_since;  /* from .down; 0 when none */
+} cbb_sd_job_t;
+
+typedef struct {
+	cbb_sd_job_t *v;
+	size_t n;
+	bool missing;        /* StateDir does not exist */
+} cbb_sd_list_t;
+
+/* List StateDir, sorted by cluster and job id. */
+int cbb_sd_list(const cbb_config_t *cfg, cbb_sd_list_t *out, cbb_err_t *err);
+void cbb_sd_free(cbb_sd_list_t *l);
+
+/* A record of a start: started, unconfirmed, refused or lost. */
+bool cbb_sd_is_start(char kind);
+
+/*
+ * The stage a job's records say it is in: its stage-out once it has a
+ * start record of one (the newest attempt), else its stage-in; whether
+ * that stage's summary is written (the stage is over); and how many of
+ * its directives have a newest start record of each kind.
+ */
+typedef struct {
+	bool out;
+	bool any;           /* any start record at all */
+	uint32_t attempt;
+	bool accounted;
+	unsigned started, unsure, refused, lost;
+} cbb_sd_stage_t;
+void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st);
+
+/*
+ * Run as StateDir's owner from now on: the module refuses a StateDir
+ * owned by anyone but root or itself, and root reading SlurmUser's
+ * StateDir would be refused.  Called as root; nothing when StateDir is
+ * root's or missing.  -1 with err when it cannot.
+ */
+int cbb_sd_become_owner(const cbb_config_t *cfg, cbb_err_t *err);
+
+#endif

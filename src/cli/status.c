@@ -1,0 +1,631 @@
+/*
+ * status.c - `conduit-bb status [--json] [--all] [--stuck DURATION]`:
+ * every job StateDir knows whose stage is in progress or failed, with
+ * its user, stage, attempt, directives done / total, bytes, rate and age,
+ * and the jobs that are stuck (a transfer older than --stuck with nothing
+ * moving) or waiting on an outage (a .down record) -- from ONE Query for
+ * all of them, however many there are: the comment regex of every job
+ * (cbb_key_jobs_regex), asked with an empty user, which Conduit answers
+ * for every user when the certificate is conduit-service's.
+ *
+ * The records are read with the module's own statefile.c.  Run as root,
+ * it becomes StateDir's owner first (SlurmUser), as the hooks run.
+ * Exit status: 0, 1 when the Query failed (the rows then show StateDir's
+ * side only), 2 on a usage or StateDir problem.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admin.h"
+#include "buf.h"
+#include "conduit.h"
+#include "config.h"
+#include "grpc.h"
+#include "key.h"
+#include "statedir.h"
+#include "statefile.h"
+
+#define DEFAULT_STUCK_S (30 * 60)
+
+typedef enum { D_WAITING, D_RUNNING, D_DONE, D_FAILED, D_REFUSED,
+	       D_LOST } dstate_t;
+
+/* One directive of the stage shown. */
+typedef struct {
+	uint32_t index, line;
+	int type;                   /* cbb_key_type_t */
+	dstate_t state;
+	const cbb_transfer_t *x;    /* its transfer, when the server has it */
+	char record;                /* the newest record's kind */
+	int64_t made;
+} dir_t;
+
+typedef struct {
+	const cbb_sd_job_t *sd;
+	cbb_recs_t recs, shared;
+	uint32_t array_id;          /* from a J record, 0 when none */
+	bool out;                   /* stage-out (else stage-in) */
+	uint32_t attempt;
+	bool accounted;             /* the stage's summary is written: over */
+	dir_t *d;
+	size_t nd;
+	const char *user;
+	uint64_t bytes, rate;
+	int64_t since;              /* the stage's first record */
+	bool failed, stuck;
+	int64_t stuck_for;
+} job_t;
+
+typedef struct {
+	bool json, all;
+	unsigned stuck_s;
+	const char *config;
+} opts_t;
+
+static int parse_duration(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	if (!strcmp(end, "m"))
+		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	if (v > 30UL * 86400)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static void human_bytes(char *buf, size_t size, uint64_t v, const char *suffix)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double d = (double)v;
+	int u = 0;
+
+	while (d >= 1024 && u < 5) {
+		d /= 1024;
+		u++;
+	}
+	if (u)
+		snprintf(buf, size, "%.1f %s%s", d, unit[u], suffix);
+	else
+		snprintf(buf, size, "%llu B%s", (unsigned long long)v, suffix);
+}
+
+static void human_age(char *buf, size_t size, int64_t s)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 60)
+		snprintf(buf, size, "%llds", (long long)s);
+	else if (s < 3600)
+		snprintf(buf, size, "%lldm%02llds", (long long)s / 60,
+			 (long long)s % 60);
+	else if (s < 86400)
+		snprintf(buf, size, "%lldh%02lldm", (long long)s / 3600,
+			 (long long)s % 3600 / 60);
+	else
+		snprintf(buf, size, "%lldd%02lldh", (long long)s / 86400,
+			 (long long)s % 86400 / 3600);
+}
+
+/* The newest transfer the server has for a directive of one attempt. */
+static const cbb_transfer_t *transfer_of(const cbb_transfers_t *t,
+					 uint32_t job, int type,
+					 uint32_t attempt, uint32_t index,
+					 uint32_t *line)
+{
+	const cbb_transfer_t *best = NULL;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		cbb_key_t k;
+
+		if (!cbb_key_parse(t->v[i].comment, &k) || k.job_id != job ||
+		    (int)k.type != type || k.restart != attempt ||
+		    k.index != index)
+			continue;
+		if (!best || t->v[i].created > best->created ||
+		    (t->v[i].created == best->created &&
+		     t->v[i].created_ns > best->created_ns)) {
+			best = &t->v[i];
+			*line = k.line;
+		}
+	}
+	return best;
+}
+
+static const cbb_transfer_t *transfer_by_id(const cbb_transfers_t *t,
+					    const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->v[i].id, id))
+			return &t->v[i];
+	return NULL;
+}
+
+/* Add (or update) a directive from a start record. */
+static int add_dir(job_t *j, const cbb_rec_t *r, int type)
+{
+	size_t i;
+	dir_t *v;
+
+	for (i = 0; i < j->nd; i++)
+		if (j->d[i].index == r->index && j->d[i].type == type) {
+			if (r->made >= j->d[i].made) {
+				j->d[i].made = r->made;
+				j->d[i].record = r->kind;
+			}
+			return 0;
+		}
+	v = realloc(j->d, (j->nd + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	j->d = v;
+	memset(&v[j->nd], 0, sizeof(*v));
+	v[j->nd].index = r->index;
+	v[j->nd].type = type;
+	v[j->nd].made = r->made;
+	v[j->nd].record = r->kind;
+	j->nd++;
+	return 0;
+}
+
+/* The array whose shared stage-ins a task joined (a J record), or 0. */
+static uint32_t array_of(const cbb_recs_t *recs)
+{
+	size_t i;
+
+	for (i = 0; i < recs->n; i++)
+		if (recs->v[i].kind == CBB_REC_JOINED &&
+		    recs->v[i].type == CBB_KEY_SHARED)
+			return (uint32_t)strtoul(recs->v[i].id, NULL, 10);
+	return 0;
+}
+
+/*
+ * Which stage and attempt the job is in, from its records: its stage-out
+ * once it has one (the newest attempt), else its stage-in.
+ */
+static int plan_job(job_t *j)
+{
+	cbb_sd_stage_t st;
+	size_t i;
+
+	cbb_sd_stage_of(&j->recs, &st);
+	j->out = st.out;
+	j->attempt = st.attempt;
+	j->accounted = st.accounted;
+	for (i = 0; i < j->recs.n; i++) {
+		const cbb_rec_t *r = &j->recs.v[i];
+		int type = j->out ? CBB_KEY_POST : CBB_KEY_PRE;
+
+		if (!cbb_sd_is_start(r->kind) || r->type != type ||
+		    r->attempt != j->attempt)
+			continue;
+		if (!j->since || r->made < j->since)
+			j->since = r->made;
+		if (add_dir(j, r, type) < 0)
+			return -1;
+	}
+	/* a task's share of its array's stage-ins */
+	for (i = 0; !j->out && i < j->shared.n; i++) {
+		const cbb_rec_t *r = &j->shared.v[i];
+
+		if (!cbb_sd_is_start(r->kind) || r->type != CBB_KEY_SHARED)
+			continue;
+		if (!j->since || r->made < j->since)
+			j->since = r->made;
+		if (add_dir(j, r, CBB_KEY_SHARED) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The newest record of a directive, matched with the server's answer. */
+static void judge(job_t *j, const cbb_transfers_t *t, bool have_t,
+		  const opts_t *o, int64_t now)
+{
+	size_t i, k;
+
+	for (i = 0; i < j->nd; i++) {
+		dir_t *d = &j->d[i];
+		uint32_t job = d->type == CBB_KEY_SHARED ? j->array_id :
+			       j->sd->job_id;
+		uint32_t attempt = d->type == CBB_KEY_SHARED ? 0 : j->attempt;
+		const cbb_rec_t *newest = NULL;
+		const cbb_recs_t *rs = d->type == CBB_KEY_SHARED ? &j->shared :
+				       &j->recs;
+
+		for (k = 0; k < rs->n; k++)
+			if (cbb_sd_is_start(rs->v[k].kind) && rs->v[k].type == d->type &&
+			    rs->v[k].index == d->index &&
+			    (d->type == CBB_KEY_SHARED ||
+			     rs->v[k].attempt == attempt) &&
+			    (!newest || rs->v[k].made >= newest->made))
+				newest = &rs->v[k];
+		d->x = transfer_of(t, job, d->type, attempt, d->index, &d->line);
+		if (newest && newest->kind == CBB_REC_STARTED) {
+			const cbb_transfer_t *byid = transfer_by_id(t, newest->id);
+
+			if (byid)
+				d->x = byid;
+		}
+		if (!have_t)
+			d->state = D_WAITING;
+		else if (d->x && cbb_transfer_succeeded(d->x))
+			d->state = D_DONE;
+		else if (d->x && cbb_transfer_failed(d->x))
+			d->state = D_FAILED;
+		else if (d->x)
+			d->state = D_RUNNING;
+		else if (d->record == CBB_REC_REFUSED)
+			d->state = D_REFUSED;
+		else if (d->record == CBB_REC_LOST)
+			d->state = D_LOST;
+		else
+			d->state = D_WAITING; /* started, not shown yet */
+		if (d->x) {
+			if (!j->user)
+				j->user = d->x->user;
+			j->bytes += d->x->bytes;
+			if (d->state == D_RUNNING)
+				j->rate += d->x->rate;
+		}
+		if (d->state == D_FAILED)
+			j->failed = true;
+		if (d->state == D_RUNNING && d->x->rate == 0) {
+			int64_t from = d->x->started ? d->x->started :
+				       d->x->created;
+			if (from && now - from >= (int64_t)o->stuck_s) {
+				j->stuck = true;
+				if (now - from > j->stuck_for)
+					j->stuck_for = now - from;
+			}
+		}
+		if (d->state == D_WAITING && have_t &&
+		    now - d->made >= (int64_t)o->stuck_s) {
+			j->stuck = true;
+			if (now - d->made > j->stuck_for)
+				j->stuck_for = now - d->made;
+		}
+	}
+}
+
+static size_t count_state(const job_t *j, dstate_t s)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < j->nd; i++)
+		n += j->d[i].state == s;
+	return n;
+}
+
+/* In progress or failed: what status lists (--all: every job). */
+static bool shown(const job_t *j, const opts_t *o)
+{
+	if (o->all)
+		return true;
+	if (j->sd->down_since)
+		return true;
+	if (!j->nd)
+		return false;
+	return !j->accounted || j->failed;
+}
+
+static const char *state_word(const job_t *j, bool have_t)
+{
+	if (j->failed)
+		return "FAILED";
+	if (j->sd->down_since)
+		return "outage";
+	if (!have_t)
+		return "unknown";
+	if (j->stuck)
+		return "STUCK";
+	if (j->nd && count_state(j, D_DONE) == j->nd)
+		return j->accounted ? "done" : "finishing";
+	return "running";
+}
+
+static const char *dstate_name(dstate_t s)
+{
+	static const char *const n[] = { "waiting", "running", "done",
+					 "failed", "refused", "lost" };
+	return n[s];
+}
+
+static void print_text(job_t *jobs, size_t n, const opts_t *o, bool have_t,
+		       bool queried, int64_t now)
+{
+	size_t i, k, listed = 0, failed = 0, stuck = 0, outage = 0;
+
+	printf("%-10s %-12s %-5s %3s %5s %10s %12s %7s  %s\n", "JOB", "USER",
+	       "STAGE", "ATT", "DONE", "BYTES", "RATE", "AGE", "STATE");
+	for (i = 0; i < n; i++) {
+		job_t *j = &jobs[i];
+		char done[24], bytes[32], rate[32], age[32], id[32];
+
+		if (!shown(j, o))
+			continue;
+		listed++;
+		failed += j->failed;
+		stuck += j->stuck && !j->failed;
+		outage += j->sd->down_since != 0;
+		snprintf(id, sizeof(id), "%u", j->sd->job_id);
+		snprintf(done, sizeof(done), "%zu/%zu", count_state(j, D_DONE),
+			 j->nd);
+		human_bytes(bytes, sizeof(bytes), j->bytes, "");
+		if (j->rate)
+			human_bytes(rate, sizeof(rate), j->rate, "/s");
+		else
+			snprintf(rate, sizeof(rate), "-");
+		human_age(age, sizeof(age), j->since ? now - j->since : 0);
+		printf("%-10s %-12s %-5s %3u %5s %10s %12s %7s  %s", id,
+		       j->user && j->user[0] ? j->user : "-",
+		       j->nd ? (j->out ? "out" : "in") : "-", j->attempt, done,
+		       bytes, rate, j->since ? age : "-", state_word(j, have_t));
+		if (j->sd->down_since) {
+			human_age(age, sizeof(age), now - j->sd->down_since);
+			printf(" (the hooks found the server unreachable %s ago)",
+			       age);
+		} else if (j->stuck && !j->failed) {
+			human_age(age, sizeof(age), j->stuck_for);
+			printf(" (nothing moved for %s)", age);
+		}
+		putchar('\n');
+		for (k = 0; k < j->nd; k++) {
+			const dir_t *d = &j->d[k];
+			char msg[512];
+
+			if (d->state != D_FAILED && d->state != D_LOST &&
+			    d->state != D_REFUSED)
+				continue;
+			msg[0] = '\0';
+			if (d->x)
+				cbb_show(msg, sizeof(msg), d->x->error_message,
+					 strlen(d->x->error_message));
+			printf("    line %u: %s%s%s%s%s\n", d->line, dstate_name(d->state),
+			       d->x ? ": " : "", d->x ? cbb_error_name(d->x->error)
+						     : "", msg[0] ? ": " : "", msg);
+		}
+	}
+	printf("status: %zu job%s staging", listed, listed == 1 ? "" : "s");
+	if (listed)
+		printf(" (%zu failed, %zu stuck, %zu waiting on an outage)",
+		       failed, stuck, outage);
+	printf("; %s\n", queried ? "1 Query" : "no Query");
+}
+
+static void print_json(job_t *jobs, size_t n, const opts_t *o, bool have_t,
+		       size_t ntransfers, const char *qerr, int64_t now)
+{
+	json_t *root = json_object(), *arr = json_array();
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		job_t *j = &jobs[i];
+		json_t *row, *dirs = json_array();
+
+		if (!shown(j, o))
+			continue;
+		for (k = 0; k < j->nd; k++) {
+			const dir_t *d = &j->d[k];
+			json_t *x = json_pack("{s:i, s:i, s:s, s:b}", "index",
+					      (int)d->index, "line", (int)d->line,
+					      "state", dstate_name(d->state),
+					      "shared", d->type == CBB_KEY_SHARED);
+
+			if (d->x) {
+				json_object_set_new(x, "transfer_id",
+						    json_string(d->x->id));
+				json_object_set_new(x, "conduit_state",
+						    json_string(cbb_state_name(d->x->state)));
+				json_object_set_new(x, "error",
+						    json_string(cbb_error_name(d->x->error)));
+				json_object_set_new(x, "error_message",
+						    json_string(d->x->error_message));
+				json_object_set_new(x, "bytes",
+						    json_integer((json_int_t)d->x->bytes));
+			}
+			json_array_append_new(dirs, x);
+		}
+		row = json_pack("{s:i, s:s, s:s?, s:s?, s:i, s:i, s:i, s:I, s:I, "
+				"s:I, s:s, s:b, s:I, s:I, s:o}",
+				"job", (int)j->sd->job_id, "cluster", j->sd->cluster,
+				"user", j->user && j->user[0] ? j->user : NULL,
+				"stage", j->nd ? (j->out ? "out" : "in") : NULL,
+				"attempt", (int)j->attempt,
+				"done", (int)count_state(j, D_DONE),
+				"total", (int)j->nd,
+				"bytes", (json_int_t)j->bytes,
+				"rate", (json_int_t)j->rate,
+				"age_s", (json_int_t)(j->since ? now - j->since : 0),
+				"state", state_word(j, have_t),
+				"stuck", j->stuck,
+				"stuck_s", (json_int_t)j->stuck_for,
+				"outage_s", (json_int_t)(j->sd->down_since ?
+							 now - j->sd->down_since : 0),
+				"directives", dirs);
+		json_array_append_new(arr, row);
+	}
+	json_object_set_new(root, "jobs", arr);
+	json_object_set_new(root, "query", json_pack("{s:i, s:b, s:i, s:s?}",
+		"count", n ? 1 : 0, "ok", have_t, "transfers", (int)ntransfers,
+		"error", qerr));
+	json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	putchar('\n');
+	json_decref(root);
+}
+
+/* The one Query: every job's regex, per cluster, joined by '|'. */
+static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
+		     cbb_transfers_t *out, cbb_err_t *err)
+{
+	cbb_buf_t rx;
+	uint32_t *ids;
+	size_t i, k, m;
+	cbb_grpc_t g;
+	bool again;
+	int rc;
+
+	ids = calloc(2 * n + 1, sizeof(*ids));
+	if (!ids)
+		return cbb_err(err, "out of memory");
+	cbb_buf_init(&rx, (size_t)64 << 20);
+	for (i = 0; i < n; i = k) {
+		size_t need;
+		char *p;
+
+		for (k = i, m = 0; k < n && !strcmp(jobs[k].sd->cluster,
+						   jobs[i].sd->cluster); k++) {
+			ids[m++] = jobs[k].sd->job_id;
+			if (jobs[k].array_id && jobs[k].array_id != jobs[k].sd->job_id)
+				ids[m++] = jobs[k].array_id;
+		}
+		need = cbb_key_jobs_regex(NULL, 0, jobs[i].sd->cluster, ids, m);
+		if ((rx.len && cbb_buf_addc(&rx, '|') < 0) ||
+		    cbb_buf_reserve(&rx, need + 1) < 0) {
+			free(ids);
+			cbb_buf_free(&rx);
+			return cbb_err(err, "out of memory");
+		}
+		p = rx.data + rx.len;
+		cbb_key_jobs_regex(p, need + 1, jobs[i].sd->cluster, ids, m);
+		rx.len += need;
+	}
+	free(ids);
+	cbb_err_clear(err);
+	if (cbb_grpc_open(&g, cfg, 0, err) < 0) {
+		cbb_grpc_close(&g);
+		cbb_buf_free(&rx);
+		return -1;
+	}
+	rc = cbb_conduit_query(&g, "", rx.data, out, &again, err);
+	cbb_grpc_close(&g);
+	cbb_buf_free(&rx);
+	return rc;
+}
+
+static void status_usage(FILE *f)
+{
+	fprintf(f, "usage: conduit-bb status [--json] [--all] [--stuck DURATION] "
+		"[--config FILE]\n");
+}
+
+int cbb_cmd_status(int argc, char **argv)
+{
+	opts_t o = { false, false, DEFAULT_STUCK_S, NULL };
+	cbb_transfers_t t = { NULL, 0 };
+	cbb_sd_list_t sd;
+	cbb_config_t cfg;
+	cbb_err_t err, qerr;
+	job_t *jobs;
+	int64_t now;
+	size_t i;
+	bool have_t = true;
+	int rc = 0;
+
+	for (i = 2; i < (size_t)argc; i++) {
+		const char *v = i + 1 < (size_t)argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(argv[i], "--json")) {
+			o.json = true;
+		} else if (!strcmp(argv[i], "--all")) {
+			o.all = true;
+		} else if (!strcmp(argv[i], "--stuck") && v &&
+			   parse_duration(v, &o.stuck_s) == 0) {
+			i++;
+		} else if (!strcmp(argv[i], "--config") && v) {
+			o.config = v;
+			i++;
+		} else {
+			status_usage(stderr);
+			return 2;
+		}
+	}
+	cbb_err_clear(&err);
+	if (cbb_config_load(&cfg, o.config, &err) < 0) {
+		fprintf(stderr, "conduit-bb: %s\n", err.msg);
+		cbb_config_free(&cfg);
+		return 2;
+	}
+	if (cbb_sd_become_owner(&cfg, &err) < 0 || cbb_sd_list(&cfg, &sd, &err) < 0) {
+		fprintf(stderr, "conduit-bb: %s\n", err.msg);
+		cbb_config_free(&cfg);
+		return 2;
+	}
+	jobs = calloc(sd.n + 1, sizeof(*jobs));
+	if (!jobs) {
+		fprintf(stderr, "conduit-bb: out of memory\n");
+		cbb_sd_free(&sd);
+		cbb_config_free(&cfg);
+		return 2;
+	}
+	for (i = 0; i < sd.n; i++) {
+		jobs[i].sd = &sd.v[i];
+		cbb_err_clear(&err);
+		/* every record, whatever restart and submit time it has */
+		if ((sd.v[i].files & CBB_SD_STARTED) &&
+		    cbb_recs_load(&cfg, sd.v[i].cluster, sd.v[i].job_id,
+				  UINT32_MAX, 0, &jobs[i].recs, &err) < 0) {
+			fprintf(stderr, "conduit-bb: %s\n", err.msg);
+			rc = 2;
+			break;
+		}
+		jobs[i].array_id = array_of(&jobs[i].recs);
+		if (jobs[i].array_id)
+			(void)cbb_shared_load(&cfg, sd.v[i].cluster,
+					      jobs[i].array_id, &jobs[i].shared,
+					      &err);
+		if (plan_job(&jobs[i]) < 0) {
+			fprintf(stderr, "conduit-bb: out of memory\n");
+			rc = 2;
+			break;
+		}
+	}
+	cbb_err_clear(&qerr);
+	if (rc == 0 && sd.n && query_all(&cfg, jobs, sd.n, &t, &qerr) < 0) {
+		have_t = false;
+		rc = 1;
+		if (!o.json)
+			fprintf(stderr, "conduit-bb: the Query for %zu job%s failed: "
+				"%s (StateDir's side only below)\n", sd.n,
+				sd.n == 1 ? "" : "s", qerr.msg);
+	}
+	now = (int64_t)time(NULL);
+	for (i = 0; rc != 2 && i < sd.n; i++)
+		judge(&jobs[i], &t, have_t, &o, now);
+	if (rc != 2) {
+		if (o.json)
+			print_json(jobs, sd.n, &o, have_t, t.n,
+				   have_t ? NULL : qerr.msg, now);
+		else
+			print_text(jobs, sd.n, &o, have_t, sd.n > 0, now);
+	}
+	for (i = 0; i < sd.n; i++) {
+		cbb_recs_free(&jobs[i].recs);
+		cbb_recs_free(&jobs[i].shared);
+		free(jobs[i].d);
+	}
+	free(jobs);
+	cbb_transfers_free(&t);
+	cbb_sd_free(&sd);
+	cbb_config_free(&cfg);
+	return rc;
+}
