@@ -3,6 +3,8 @@
 #   make                      build/lua5.4/conduit_bb.so and build/conduit-bb
 #   make LUA_VERSION=5.1      build/lua5.1/conduit_bb.so (5.2, 5.3 likewise)
 #   make check                install test dependencies, build, run every test
+#   make check-fast           the same without a real Slurm (a few minutes)
+#   make e2e SLURM=24.11      the end-to-end suite on one Slurm (26.05, 24.11-lua5.4)
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
@@ -81,11 +83,12 @@ $(LB)/core/%.o $(B)/cli/core/%.o: INC = -Isrc/core
 $(LB)/bb/%.o $(B)/cli/bb/%.o: INC = -Isrc/core -Isrc/bb -I$(GEN)
 $(LB)/switch/%.o $(B)/cli/switch/%.o: INC = -Isrc/core -Isrc/switch
 
-.PHONY: all check demo install uninstall fuzz clean deps lua-all bench rpm deb dist
+.PHONY: all check check-fast e2e demo install uninstall fuzz clean deps lua-all bench rpm deb dist
 all: $(SO) $(CLI)
 
 # ---- generated protobuf-c code -------------------------------------
-$(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h: src/bb/proto/conduit.proto
+# (one run makes both: `make -j` must not run it twice at once)
+$(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h &: src/bb/proto/conduit.proto
 	@mkdir -p $(GEN)
 	@echo "  PROTOC  $<"
 	@protoc-c -Isrc/bb/proto --c_out=$(GEN) $<
@@ -122,7 +125,7 @@ $(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_SRC) $(CLI_ADMIN))) $(B)/cli/
 $(B) $(LB):
 	mkdir -p $@
 
-lua-all:
+lua-all: $(GEN)/conduit.pb-c.h
 	for v in 5.1 5.2 5.3 5.4; do $(MAKE) --no-print-directory LUA_VERSION=$$v $(B)/lua$$v/conduit_bb.so || exit 1; done
 
 # ---- tests -----------------------------------------------------------
@@ -131,8 +134,17 @@ include tests/tests.mk
 deps:
 	sh tests/deps.sh
 
+# tests/run-checks.sh builds the tests itself (make test-build), beside
+# the end-to-end suites, which build the module in their own roots.
 check: deps
-	$(MAKE) --no-print-directory test-all
+	sh tests/run-checks.sh
+
+check-fast: deps
+	CBB_CHECKS=fast sh tests/run-checks.sh
+
+SLURM ?= 24.11
+e2e: deps
+	CBB_CHECKS=e2e CBB_E2E_MATRIX="$(SLURM)" sh tests/run-checks.sh
 
 demo: deps
 	sh tests/demo.sh

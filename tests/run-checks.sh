@@ -1,54 +1,63 @@
 #!/bin/sh
 # run-checks.sh - run every check of `make check` and count them.
 # Prints "ok N - what" or "not ok N - what" (with the output of a failed
-# check), then "checks: N passed, N failed, N skipped".  A check that
-# exits 77 is skipped (shown with its reason, never counted as passed).
-# Exits non-zero when anything failed.
+# check), then "checks: N passed, N failed, N skipped" and a table of each
+# part's wall time.  A check that exits 77 is skipped (shown with its
+# reason, never counted as passed).  Exits non-zero when anything failed.
+#
+# The checks come in parts (below) that run side by side, since most of
+# them wait far more than they compute: the end-to-end suite on each Slurm
+# of the matrix from the start (each root builds its own module, and has
+# its own ports, state and Conduit test server), the host build beside
+# them, then the parts that need the build, CBB_CHECK_JOBS at a time
+# (default 4), each with its own test servers.  A part's lines are printed
+# in a fixed order as soon as it and every part before it have finished,
+# so the output reads the same on every run.
+#
+#   CBB_CHECKS=all|fast|e2e  all parts (default); everything without a
+#                            real Slurm (make check-fast); only the
+#                            end-to-end suites (make e2e)
+#   CBB_E2E_MATRIX           the Slurms (default: 24.11 26.05 24.11-lua5.4)
+#   CBB_SKIP_E2E=1           the end-to-end suites are skipped (reported)
 set -u
 cd "$(dirname "$0")/.." || exit 2
 B=build
-pass=0
-fail=0
-skip=0
-n=0
-log=$(mktemp)
-scratch=$(mktemp -d)
-chmod 0755 "$scratch"
-server=$scratch/conduit
-cleanup() {
-	sh tests/conduit/server-ctl.sh stop "$server" 2>/dev/null
-	sh tests/switch/controller-ctl.sh stop "$scratch/controller" 2>/dev/null
-	sh tests/switch/controller-ctl.sh stop "$scratch/controller-asan" 2>/dev/null
-	rm -rf "$log" "$scratch"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+self=tests/run-checks.sh
 
+# ---- the checks of one part, run as `run-checks.sh --part NAME DIR` ------
+# A part prints "ok - what", "not ok - what" (then its output as "#   "
+# lines) or "ok - what # SKIP why"; the numbers are given when printed.
 check() { # check "description" command...
 	what=$1
 	shift
-	n=$((n + 1))
-	"$@" >"$log" 2>&1
+	"$@" >"$plog" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $n - $what"
+		echo "ok - $what"
 	elif [ $rc -eq 77 ]; then
-		skip=$((skip + 1))
-		echo "ok $n - $what # SKIP $(tail -n 1 "$log")"
+		echo "ok - $what # SKIP $(tail -n 1 "$plog")"
 	else
-		fail=$((fail + 1))
-		echo "not ok $n - $what"
-		sed 's/^/#   /' "$log" | tail -40
+		echo "not ok - $what"
+		sed 's/^/#   /' "$plog" | tail -40
 	fi
 }
 
-# --- the layout: core <- bb, core <- switch, never bb <-> switch -----------
-check "src/ includes point one way (core <- bb, core <- switch)" \
-	sh tests/layout-check.sh
-check "the -O2 objects still wipe every key and token (explicit_bzero/OPENSSL_cleanse)" sh tests/wipe-check.sh
+# Test servers pick a free port themselves; two starting at once could
+# pick the same, so they start one at a time.
+start_server() { # start_server conduit|controller DIR
+	case $1 in
+	conduit) flock "$S/start.lock" sh tests/conduit/server-ctl.sh start "$2" ;;
+	controller) flock "$S/start.lock" sh tests/switch/controller-ctl.sh start "$2" ;;
+	esac
+}
 
-# --- the module: one exported symbol, no liblua, for every Lua ----------
+# --- the host build: the module for every Lua, tools, tests ---------------
+part_build() {
+	check "the module for Lua 5.1-5.4, conduit-bb and the tests build (make test-build)" \
+		make --no-print-directory -s -j"$(nproc)" test-build
+}
+
+# --- the layout: core <- bb, core <- switch, never bb <-> switch -----------
 exports_only_luaopen() {
 	so=$B/lua$1/conduit_bb.so
 	syms=$(nm -D --defined-only "$so" | awk '{print $3}')
@@ -59,53 +68,73 @@ exports_only_luaopen() {
 	fi
 	readelf -d "$so" | grep -q 'FLAGS_1.*NODELETE' || { echo "not -z nodelete"; return 1; }
 }
-for v in 5.1 5.2 5.3 5.4; do
-	check "conduit_bb.so for Lua $v exports only luaopen_conduit_bb, no -llua" \
-		exports_only_luaopen $v
-done
-
 shim_is_one_line() {
 	for f in lua/burst_buffer.lua lua/switch.lua; do
 		[ "$(cat $f)" = 'require("conduit_bb")' ] || { echo "$f"; return 1; }
 		[ "$(wc -l < $f)" -eq 1 ] || return 1
 	done
 }
-check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
+part_static() {
+	check "src/ includes point one way (core <- bb, core <- switch)" \
+		sh tests/layout-check.sh
+	# the module: one exported symbol, no liblua, for every Lua
+	for v in 5.1 5.2 5.3 5.4; do
+		check "conduit_bb.so for Lua $v exports only luaopen_conduit_bb, no -llua" \
+			exports_only_luaopen $v
+	done
+	check "lua shims are the one line require(\"conduit_bb\")" shim_is_one_line
+	check "the -O2 objects still wipe every key and token (explicit_bzero/OPENSSL_cleanse)" sh tests/wipe-check.sh
+}
 
 # --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
 UNITS="words path symbols script config buf_err cases client netreq jobinfo grpc"
-for u in $UNITS; do
-	check "unit $u" $B/test/unit_$u
-done
-for u in $UNITS; do
-	check "unit $u under ASan+UBSan" $B/asan/unit_$u
-done
-check "fuzz corpus replay under ASan+UBSan" $B/asan/fuzz_replay tests/fuzz/corpus
+part_units() {
+	for u in $UNITS; do
+		check "unit $u" $B/test/unit_$u
+	done
+	for u in $UNITS; do
+		check "unit $u under ASan+UBSan" $B/asan/unit_$u
+	done
+	check "fuzz corpus replay under ASan+UBSan" $B/asan/fuzz_replay tests/fuzz/corpus
+}
 
 # --- the module inside real Lua interpreters (busted), against a real ----
-# --- gRPC Conduit test server on 127.0.0.1 --------------------------------
-mkdir -p "$server/jobstates"
-check "the Conduit test server starts (grpcio, mTLS, 127.0.0.1)" \
-	sh tests/conduit/server-ctl.sh start "$server"
+# --- gRPC Conduit test server on 127.0.0.1, one server per run -----------
+# (the specs set the server's fault knobs and count its RPCs)
 busted_for() { # lua-version module-dir job-id-base
+	tap=$P/busted-$1.tap
 	# the whole gRPC status table (status_spec.lua) under plain Lua 5.4
 	case $2 in */lua5.4) table=all ;; *) table=some ;; esac
 	CBB_STATUS_TABLE=$table \
 	FAKE_SQUEUE_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$3 \
-		CONDUIT_BB_CONF=$scratch/busted.conf CBB_MODULE_DIR=$2 \
-		lua$1 /usr/bin/busted -o TAP tests/lua
+		CONDUIT_BB_CONF=$P/busted.conf CBB_MODULE_DIR=$2 \
+		lua$1 /usr/bin/busted -o TAP tests/lua >"$tap" 2>&1
+	rc=$?
+	# what failed first (the tail of a long TAP run may be all "ok")
+	[ $rc -eq 0 ] || grep -v '^ok ' "$tap" | head -60
+	tail -n 5 "$tap"
+	return $rc
 }
-base=100000
-for v in 5.1 5.2 5.3 5.4; do
-	check "busted specs (every hook, against the server) under Lua $v" \
-		busted_for $v $B/lua$v $base
-	base=$((base + 100000))
-done
+server_up() { # server_up "which": a Conduit test server of this part's own
+	server=$P/conduit
+	mkdir -p "$server/jobstates"
+	check "the Conduit test server$1 starts (grpcio, mTLS, 127.0.0.1)" \
+		start_server conduit "$server"
+}
+part_busted() { # part_busted LUA-VERSION
+	case $1 in
+	5.1) server_up "" ;;  # the first, as it always was
+	*) server_up " for Lua $1" ;;
+	esac
+	case $1 in 5.1) base=100000 ;; 5.2) base=200000 ;; 5.3) base=300000 ;; *) base=400000 ;; esac
+	check "busted specs (every hook, against the server) under Lua $1" \
+		busted_for "$1" $B/lua$1 $base
+}
 # under_asan NAME LEAKS CMD...: run CMD with the sanitizer runtimes
 # preloaded (the Lua interpreters are not built with them); any report
 # fails the check.
 under_asan() {
-	out=$scratch/asan-$1.out
+	out=$P/asan-$1.out
 	leaks=$2
 	shift 2
 	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
@@ -118,11 +147,8 @@ under_asan() {
 	fi
 	return $rc
 }
-check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer" \
-	under_asan busted 1 busted_for 5.4 $B/asan/mod/lua5.4 $base
-
 hooks_are_silent() {
-	q=$scratch/quiet
+	q=$P/quiet
 	mkdir -p "$q"
 	CONDUIT_BB_CONF="$q/conduit_bb.conf" lua5.4 tests/lua/quiet.lua $B/lua5.4 "$q" "$q/conduit_bb.conf" \
 		"$(cat "$server/port")" "$server/pki" >"$q/stdout" 2>"$q/stderr" </dev/null
@@ -130,20 +156,27 @@ hooks_are_silent() {
 	grep -q '^ok 192$' "$q/verdict" && [ ! -s "$q/stdout" ] && [ ! -s "$q/stderr" ] ||
 		{ head -c 2000 "$q/stdout" "$q/stderr"; return 1; }
 }
-check "192 hook calls on every path (bad config, refused, TLS failure, bad args) print nothing" \
-	hooks_are_silent
+part_busted_asan() {
+	server_up " for the sanitizer run"
+	check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer" \
+		under_asan busted 1 busted_for 5.4 $B/asan/mod/lua5.4 500000
+	check "192 hook calls on every path (bad config, refused, TLS failure, bad args) print nothing" \
+		hooks_are_silent
+}
 
 # --- the switch half, through an emulated switch/lua host -----------------
-controller=$scratch/controller
-check "the test session controller starts (HTTPS, client certificates, 127.0.0.1)" \
-	sh tests/switch/controller-ctl.sh start "$controller"
-check "switch: whole job lifecycles through the emulated switch/lua host (Lua 5.4)" \
-	$B/test/test_switch $B/lua5.4 "$controller"
-# a controller of its own: the scenarios count sessions per job id
-check "a second test controller starts, for the sanitizer run" \
-	sh tests/switch/controller-ctl.sh start "$controller-asan"
-check "switch lifecycles with conduit_bb.so under ASan+UBSan" \
-	under_asan switch 0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan"
+part_switch() {
+	controller=$P/controller
+	check "the test session controller starts (HTTPS, client certificates, 127.0.0.1)" \
+		start_server controller "$controller"
+	check "switch: whole job lifecycles through the emulated switch/lua host (Lua 5.4)" \
+		$B/test/test_switch $B/lua5.4 "$controller"
+	# a controller of its own: the scenarios count sessions per job id
+	check "a second test controller starts, for the sanitizer run" \
+		start_server controller "$controller-asan"
+	check "switch lifecycles with conduit_bb.so under ASan+UBSan" \
+		under_asan switch 0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan"
+}
 
 # --- conduit-bb check: golden output ------------------------------------
 cli_case() {
@@ -154,54 +187,59 @@ cli_case() {
 	[ "$status" = "$(cat "$d/status")" ] || { echo "exit $status"; echo "$out"; return 1; }
 	printf '%s\n' "$out" | diff -u "$d/expected" - || return 1
 }
-for d in tests/data/cli/*/; do
-	c=$(basename "$d")
-	check "conduit-bb $c" cli_case "$c"
-done
+seed_examples() {
+	sh tests/seed-examples.sh "$B/conduit-bb" "$P/seed"
+}
+part_cli() {
+	for d in tests/data/cli/*/; do
+		c=$(basename "$d")
+		check "conduit-bb $c" cli_case "$c"
+	done
+	check "conduit-bb check on the product description's example jobs" seed_examples
+}
 
 # --- conduit-bb doctor: each failure mode set up for real (tests/admin) ---
-for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
-	state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors \
-	switch; do
-	check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
-done
-check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \
-	sh tests/admin/status.sh
-check "conduit-bb metrics: parsed by a Prometheus text parser, values from the hooks' AuditLog and StateDir" \
-	sh tests/admin/metrics.sh
-check "man pages render without warnings, every key of config.c's table in conduit_bb.conf(5)" \
-	sh tests/admin/manpages.sh
-check "make deb: lintian clean, Debian's Lua 5.1 path, conffiles, dpkg install/purge, logrotate; the RPM's logrotate" \
-	sh tests/admin/packages.sh
-
-seed_examples() {
-	sh tests/seed-examples.sh "$B/conduit-bb" "$scratch/seed"
+part_admin() {
+	for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
+		state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors \
+		switch; do
+		check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
+	done
+	check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \
+		sh tests/admin/status.sh
+	check "conduit-bb metrics: parsed by a Prometheus text parser, values from the hooks' AuditLog and StateDir" \
+		sh tests/admin/metrics.sh
+	check "man pages render without warnings, every key of config.c's table in conduit_bb.conf(5)" \
+		sh tests/admin/manpages.sh
 }
-check "conduit-bb check on the product description's example jobs" seed_examples
 
 # --- living inside slurmctld: 100,000 calls, memory and fds flat --------
-for v in 5.4 5.1; do
-	check "100000 job_process/pools calls in 2 threads, Lua $v: RSS and fds flat" \
-		env CONDUIT_BB_CONF=$scratch/none.conf $B/test/hook_loop-$v $B/lua$v \
-		lua/burst_buffer.lua tests/data/stress-good.sh tests/data/stress-bad.sh 100000 2
-done
+part_hookloop() {
+	for v in 5.4 5.1; do
+		check "100000 job_process/pools calls in 2 threads, Lua $v: RSS and fds flat" \
+			env CONDUIT_BB_CONF=$P/none.conf $B/test/hook_loop-$v $B/lua$v \
+			lua/burst_buffer.lua tests/data/stress-good.sh tests/data/stress-bad.sh 100000 2
+	done
+}
 
 # --- valgrind: no leaks, no errors --------------------------------------
 VG="valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect,possible --show-leak-kinds=definite,indirect,possible --error-exitcode=99"
-check "valgrind: parser cases" $VG $B/test/unit_cases
-check "valgrind: config" $VG $B/test/unit_config
-# squeue that fails, hangs or dies: no answer is read from an exit status
-# that never came
-check "valgrind: client (squeue answers, records, state files)" $VG $B/test/unit_client
-check "valgrind: conduit-bb check" $VG $B/conduit-bb check docs/examples/stage-in-out.sh --job-id 7
-check "valgrind: 3000 hook calls through Lua 5.4" \
-	env HOOK_LOOP_NO_RSS=1 CONDUIT_BB_CONF=$scratch/none.conf $VG \
-	$B/test/hook_loop-5.4 $B/lua5.4 lua/burst_buffer.lua \
-	tests/data/stress-good.sh tests/data/stress-bad.sh 3000 2
+part_valgrind() {
+	check "valgrind: parser cases" $VG $B/test/unit_cases
+	check "valgrind: config" $VG $B/test/unit_config
+	# squeue that fails, hangs or dies: no answer is read from an exit status
+	# that never came
+	check "valgrind: client (squeue answers, records, state files)" $VG $B/test/unit_client
+	check "valgrind: conduit-bb check" $VG $B/conduit-bb check docs/examples/stage-in-out.sh --job-id 7
+	check "valgrind: 3000 hook calls through Lua 5.4" \
+		env HOOK_LOOP_NO_RSS=1 CONDUIT_BB_CONF=$P/none.conf $VG \
+		$B/test/hook_loop-5.4 $B/lua5.4 lua/burst_buffer.lua \
+		tests/data/stress-good.sh tests/data/stress-bad.sh 3000 2
+}
 
-# --- install layout -----------------------------------------------------
+# --- install layout and the RPM -------------------------------------------
 install_layout() {
-	d=$scratch/root
+	d=$P/root
 	make --no-print-directory -s install DESTDIR=$d PREFIX=/usr LUA_VERSION=5.1 >/dev/null || return 1
 	for f in usr/lib/lua/5.1/conduit_bb.so usr/bin/conduit-bb \
 		etc/slurm/burst_buffer.lua etc/slurm/switch.lua \
@@ -214,12 +252,9 @@ install_layout() {
 	[ "$(cat $d/etc/slurm/burst_buffer.lua)" = site ] || return 1
 	[ -f $d/etc/slurm/burst_buffer.lua.conduit-bb ] || return 1
 }
-check "make install puts the module, shims and config where Slurm expects them" install_layout
-
-# --- the RPM ------------------------------------------------------------
 rpm_contents() {
-	make --no-print-directory -s rpm RPM_LUA_VERSION=5.3 >"$scratch/rpm.log" 2>&1 ||
-		{ tail -20 "$scratch/rpm.log"; return 1; }
+	make --no-print-directory -s rpm RPM_LUA_VERSION=5.3 >"$P/rpm.log" 2>&1 ||
+		{ tail -20 "$P/rpm.log"; return 1; }
 	p=$(ls $B/rpm/RPMS/*/conduit-bb-*.rpm)
 	files=$(rpm -qpl "$p")
 	for f in /usr/lib64/lua/5.3/conduit_bb.so /usr/bin/conduit-bb \
@@ -239,16 +274,24 @@ rpm_contents() {
 		echo "unwanted requirement:"; printf '%s\n' "$req"; return 1
 	fi
 }
-check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, no lua-posix" \
-	rpm_contents
+part_install() {
+	check "make install puts the module, shims and config where Slurm expects them" install_layout
+	check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, no lua-posix" \
+		rpm_contents
+	# (here, after the RPM check: it makes the RPM again, in the same place)
+	check "make deb: lintian clean, Debian's Lua 5.1 path, conffiles, dpkg install/purge, logrotate; the RPM's logrotate" \
+		sh tests/admin/packages.sh
+}
 
-# --- end to end on every real Slurm in the matrix (tests/e2e), counted ---
-# --- check by check; each Slurm's root is built once and cached ---------
-# CBB_E2E_MATRIX chooses the Slurms (default: 24.11 26.05 24.11-lua5.4).
-e2e_one() { # e2e_one SLURM
-	elog=$scratch/e2e-$1.log
+# --- end to end on a real Slurm (tests/e2e), counted check by check; -----
+# --- each Slurm's root is built once and cached -------------------------
+# Its lines are kept as run.sh prints them ("ok - [24.11] ..."), and a
+# suite that did not end with its own tally counts as one more failure.
+part_e2e() { # part_e2e SLURM PORTS
+	elog=$P/e2e.log
 	t0=$(date +%s)
-	CBB_E2E_SLURM=$1 sh tests/e2e/run.sh >"$elog" 2>&1
+	CBB_E2E_SLURM=$1 CBB_E2E_PORTS=$2 CBB_E2E_WAVE_GATE=$S/timing.done \
+		sh tests/e2e/run.sh >"$elog" 2>&1
 	grep -E '^(ok|not ok) - |^# ' "$elog"
 	e2e_pass=$(grep -c '^ok - ' "$elog")
 	e2e_fail=$(grep -c '^not ok - ' "$elog")
@@ -258,23 +301,185 @@ e2e_one() { # e2e_one SLURM
 		grep -v '^ok - ' "$elog" | tail -30 | sed 's/^/#   /'
 	fi
 	echo "# [$1] end-to-end: $e2e_pass passed, $e2e_fail failed in $(( $(date +%s) - t0 )) s"
-	n=$((n + e2e_pass + e2e_fail))
-	pass=$((pass + e2e_pass))
-	fail=$((fail + e2e_fail))
 }
-if [ "${CBB_SKIP_E2E:-}" = 1 ]; then
-	n=$((n + 1))
-	skip=$((skip + 1))
-	echo "ok $n - end-to-end suite # SKIP CBB_SKIP_E2E=1"
-elif [ "$(id -u)" -ne 0 ]; then
-	n=$((n + 1))
-	skip=$((skip + 1))
-	echo "ok $n - end-to-end suite # SKIP needs root (chroot, mounts)"
-else
-	for slurm in ${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4}; do
-		e2e_one "$slurm"
-	done
+
+if [ "${1:-}" = --part ]; then
+	name=$2
+	S=$3
+	P=$S/$name
+	mkdir -p "$P"
+	plog=$P/check.log
+	trap 'sh tests/conduit/server-ctl.sh stop "$P/conduit" 2>/dev/null
+		sh tests/switch/controller-ctl.sh stop "$P/controller" 2>/dev/null
+		sh tests/switch/controller-ctl.sh stop "$P/controller-asan" 2>/dev/null' EXIT
+	trap 'exit 130' INT TERM
+	case $name in
+	busted-asan) part_busted_asan ;;
+	busted-*) part_busted "${name#busted-}" ;;
+	e2e-*) part_e2e "${name#e2e-}" "$4" ;;
+	*) "part_$name" ;;
+	esac
+	exit 0
 fi
 
+# ---- the parts, side by side ---------------------------------------------
+S=$(mktemp -d)
+chmod 0755 "$S"
+checks=${CBB_CHECKS:-all}
+matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4}
+HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan
+switch cli admin hookloop valgrind install"
+# the order they start in: the longest first
+HOST_START="busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin
+valgrind hookloop install cli static"
+# the parts whose checks measure time (deadlines, budgets): the e2e waves,
+# which keep both cores busy, wait until these are done
+TIMING_PARTS="build busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin"
+HOST_PARTS=$(echo $HOST_PARTS)  # one line
+HOST_START=$(echo $HOST_START)
+E2E_PARTS=""
+e2e_skip=""
+if [ "$checks" != fast ]; then
+	if [ "${CBB_SKIP_E2E:-}" = 1 ]; then
+		e2e_skip="CBB_SKIP_E2E=1"
+	elif [ "$(id -u)" -ne 0 ]; then
+		e2e_skip="needs root (chroot, mounts)"
+	else
+		for s in $matrix; do E2E_PARTS="$E2E_PARTS e2e-$s"; done
+	fi
+fi
+[ "$checks" = e2e ] && HOST_PARTS="" && HOST_START=""
+ORDER="$HOST_PARTS $E2E_PARTS"
+jobs=${CBB_CHECK_JOBS:-4}
+t_all=$(date +%s)
+
+running="" # the parts started and not yet seen done
+cleanup() {
+	for p in $running; do
+		kill -TERM "-$(cat "$S/$p.pid")" 2>/dev/null  # (dash: no "--")
+	done
+	for p in $running; do
+		while kill -0 "$(cat "$S/$p.pid")" 2>/dev/null; do sleep 0.2; done
+	done
+	rm -rf "$S"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+start() { # start PART [ARG]: in a session of its own (cleanup stops it whole)
+	setsid sh "$self" --part "$1" "$S" "${2:-}" </dev/null >"$S/$1.out" 2>&1 &
+	echo $! > "$S/$1.pid"
+	date +%s > "$S/$1.t0"
+	running="$running $1"
+}
+done_yet() { # done_yet PART: it has ended (its wall time is noted once)
+	[ -f "$S/$1.time" ] && return 0
+	[ -f "$S/$1.pid" ] || return 1
+	kill -0 "$(cat "$S/$1.pid")" 2>/dev/null && return 1
+	echo $(( $(date +%s) - $(cat "$S/$1.t0") )) > "$S/$1.time"
+	running=$(echo "$running" | tr ' ' '\n' | grep -vx "$1" | tr '\n' ' ')
+}
+
+# the end-to-end suites at once, each on its own ports
+i=0
+for p in $E2E_PARTS; do
+	if [ -n "${CBB_E2E_PORTS:-}" ] && [ "$(echo $matrix | wc -w)" = 1 ]; then
+		ports=$CBB_E2E_PORTS
+	else
+		ports="$((6817 + 10 * i)) $((6818 + 10 * i)) $((24600 + 10 * i))"
+	fi
+	start "$p" "$ports"
+	i=$((i + 1))
+done
+[ -n "$HOST_PARTS" ] && start build
+
+pass=0
+fail=0
+skip=0
+n=0
+print_part() { # number a finished part's lines and count them
+	case $1 in
+	e2e-*)
+		cat "$S/$1.out"
+		e2e_pass=$(grep -c '^ok - ' "$S/$1.out")
+		e2e_fail=$(grep -c '^not ok - ' "$S/$1.out")
+		n=$((n + e2e_pass + e2e_fail))
+		pass=$((pass + e2e_pass))
+		fail=$((fail + e2e_fail))
+		echo "$((e2e_pass + e2e_fail))" > "$S/$1.count"
+		return ;;
+	esac
+	c=0
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*" # SKIP "*)
+			n=$((n + 1)); c=$((c + 1)); skip=$((skip + 1))
+			echo "ok $n - ${line#ok - }" ;;
+		"ok - "*)
+			n=$((n + 1)); c=$((c + 1)); pass=$((pass + 1))
+			echo "ok $n - ${line#ok - }" ;;
+		"not ok - "*)
+			n=$((n + 1)); c=$((c + 1)); fail=$((fail + 1))
+			echo "not ok $n - ${line#not ok - }" ;;
+		*) echo "$line" ;;
+		esac
+	done < "$S/$1.out"
+	echo "$c" > "$S/$1.count"
+}
+
+pending_start=$HOST_START
+host_running() { for p in $running; do case $p in e2e-*) ;; *) echo "$p" ;; esac; done | grep -c .; }
+build_failed() { [ -f "$S/build.time" ] && grep -q '^not ok' "$S/build.out"; }
+printed=""
+while :; do
+	for p in $running; do done_yet "$p"; done
+	# the parts that need the build start once it has passed, a few at a time
+	if [ -n "$pending_start" ] && done_yet build; then
+		build_failed && pending_start=""
+		for p in $pending_start; do
+			[ "$(host_running)" -lt "$jobs" ] || break
+			start "$p"
+			pending_start=$(echo "$pending_start" | tr ' \n' '\n\n' | grep -vx "$p" | tr '\n' ' ')
+		done
+	fi
+	# print, in order, what has finished (nothing of a part that never
+	# started because the build failed)
+	left=""
+	for p in $ORDER; do
+		case " $printed " in *" $p "*) continue ;; esac
+		if done_yet "$p"; then
+			print_part "$p"
+		elif [ -f "$S/$p.pid" ] || ! build_failed; then
+			left=$p
+			break
+		fi
+		printed="$printed $p"
+	done
+	# the e2e waves may go once no timing part is left to run
+	if [ ! -e "$S/timing.done" ]; then
+		t_left=""
+		for p in $TIMING_PARTS; do
+			case " $HOST_PARTS " in *" $p "*) ;; *) continue ;; esac
+			done_yet "$p" || { ! [ -f "$S/$p.pid" ] && build_failed; } || t_left=$p
+		done
+		[ -n "$t_left" ] || touch "$S/timing.done"
+	fi
+	[ -z "$left" ] && break
+	sleep 0.5
+done
+
+if [ -n "$e2e_skip" ]; then
+	n=$((n + 1))
+	skip=$((skip + 1))
+	echo "ok $n - end-to-end suite # SKIP $e2e_skip"
+fi
+
+# ---- each part's wall time (side by side: they add up to more than the whole)
+echo "# part          checks  wall"
+for p in $ORDER; do
+	[ -f "$S/$p.time" ] || continue
+	printf '# %-14s %5s %5s s\n' "$p" "$(cat "$S/$p.count" 2>/dev/null || echo 0)" "$(cat "$S/$p.time")"
+done
+printf '# %-14s %5s %5s s\n' "all" "$n" "$(( $(date +%s) - t_all ))"
 echo "checks: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

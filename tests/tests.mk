@@ -76,7 +76,7 @@ test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(
             $(addprefix $(ASAN)/unit_,$(UNITS)) $(ASAN)/fuzz_replay \
             $(addprefix $(T)/hook_loop-,$(TEST_LUAS)) $(T)/test_switch
 
-test-all: test-build
+test-all:
 	sh tests/run-checks.sh
 
 $(T)/bench-%: tests/bench/bench.c tests/bench/hook_host.h | $(T)

@@ -20,16 +20,26 @@ if [ "$(cat a-$j.txt set-$j/sub/c.txt multi/b.txt "with space-$j.txt" m-$j.txt)"
 mkdir -p results-$j && echo "result of $j" > results-$j/r.txt
 echo "summary of $j" > summary-$j.txt
 env | grep '^CONDUIT_BB_' | sort
+# it ends when the test says so (go-<job>), so its stage-out is watched
+for i in $(seq 1 900); do [ -e go-$j ] && break; sleep 0.2; done
 JOB
-faults '{"delay_ms": {"DATA_TRANSFERRING": 1500}}'
+# Each stage is held (its transfers stay in DATA_TRANSFERRING) until the
+# checks have seen it, then let go: none of them can miss its moment.
+HOLD='{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
+FLOW='{"delay_ms": {"DATA_TRANSFERRING": 500}}'
+faults "$HOLD"
 J=$(submit stage.sh)
 expect "sbatch accepts a job with 5 stage-in and 2 stage-out directives" [ -n "$J" ]
-expect "squeue shows BurstBufferStageIn while staging in" wait_for 20 reason_has "$J" BurstBufferStageIn
+expect "squeue shows BurstBufferStageIn while staging in" wait_for 30 reason_has "$J" BurstBufferStageIn
 expect "scontrol shows BurstBufferState=staging-in" wait_for 10 sh -c "[ \"\$(chroot $R scontrol show job $J | grep -o 'BurstBufferState=[a-z-]*')\" = BurstBufferState=staging-in ]"
+faults "$FLOW"
 expect "the job runs only after stage-in" wait_for 60 sh -c "chroot $R scontrol show job -o $J | grep -qE 'JobState=(RUNNING|COMPLETING|STAGE_OUT|COMPLETED)'"
 expect "the job saw every staged input" wait_for 30 grep -q 'saw-inputs: yes' "$R$JOBS/stage-$J.out"
+faults "$HOLD"
+touch "$R$JOBS/go-$J"
 expect "squeue shows stage-out in progress" wait_for 30 reason_has "$J" "Stage-out in progress"
 expect "while staging out, the moved summary is not at its destination yet" gone /data/out/summary-$J.txt
+faults "$FLOW"
 expect "the job is COMPLETED after stage-out" wait_for 60 state_is "$J" COMPLETED
 expect "stage-out finished before COMPLETED: outputs are in place" \
 	file_is /data/out/summary-$J.txt "summary of $J"

@@ -26,12 +26,17 @@ field() { in_root scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "
 # The state word of one job (its own row: `-j` of an array lists tasks).
 state_of() { in_root squeue -h -t all -j "$1" -o '%A %T' 2>/dev/null | awk -v j="$1" '$1 == j { print $2 }'; }
 state_is() { [ "$(state_of "$1")" = "$2" ]; }
+# Slurm is done with the job's burst buffer (torn down; no hook follows)
+torn_down() { in_root scontrol show job "$1" 2>/dev/null | grep -q 'BurstBufferState=complete'; }
 reason_has() { in_root squeue -h -t all -j "$1" -o '%A|%r' 2>/dev/null | grep "^$1|" | grep -qF -- "$2"; }
 faults() { printf '%s\n' "$1" > "$R$SRV/faults.json"; }
-starts_for() { grep '"method": "StartTransfer"' "$R$SRV/rpc.log" | grep -c "SLURMJOB:$1,"; }
-starts_of() { grep '"method": "StartTransfer"' "$R$SRV/rpc.log" | grep -c -- "$1"; }
-stops() { grep -c '"method": "StopTransfer"' "$R$SRV/rpc.log"; }
-rpc_has() { grep -q -- "$1" "$R$SRV/rpc.log"; }
+# The server's RPC log ("" before its first RPC: the counts are then 0,
+# whichever scenario ran first)
+rpcs() { cat "$R$SRV/rpc.log" 2>/dev/null; }
+starts_for() { rpcs | grep '"method": "StartTransfer"' | grep -c "SLURMJOB:$1,"; }
+starts_of() { rpcs | grep '"method": "StartTransfer"' | grep -c -- "$1"; }
+stops() { rpcs | grep -c '"method": "StopTransfer"'; }
+rpc_has() { rpcs | grep -q -- "$1"; }
 transfers_of() { # state:active:type of a job's transfers, from the server's state
 	in_root /usr/bin/python3 -c "
 import json,sys
@@ -54,7 +59,43 @@ state_files() { ls "$R/var/spool/conduit_bb" 2>/dev/null | grep -E "^conduit\\.$
 no_state_files() { [ -z "$(state_files "$1" | grep -v '\.over$')" ]; }
 # Wait until the server has seen N StartTransfer for a job.
 wait_starts() { # wait_starts JOB N SECONDS
-	wait_for "$3" sh -c "[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c SLURMJOB:$1,) -ge $2 ]"
+	wait_for "$3" sh -c "[ \$(cat $R$SRV/rpc.log 2>/dev/null | grep '\"method\": \"StartTransfer\"' | grep -c SLURMJOB:$1,) -ge $2 ]"
+}
+# StartTransfers in flight, as "JOB INDEX" lines, of stage-in (TYPE 0,
+# CONDUIT_PRE) or stage-out (TYPE 1, CONDUIT_POST) directives: the server
+# has the request (its RPC log; with start_then_stall_ms it logs it, then
+# waits before answering) and the hook has not had the answer (conduit_bb's
+# StateDir record of that directive is still U: sent, outcome unknown).
+# JOBS (optional) limits the search to those jobs.
+in_flight() { # in_flight TYPE [JOBS]
+	word=$( [ "$1" = 0 ] && echo CONDUIT_PRE || echo CONDUIT_POST )
+	# (a record of a call in flight is seconds old: recent files only)
+	files=$(find "$R/var/spool/conduit_bb" -maxdepth 1 -name 'conduit.*.started' \
+		-newermt '60 seconds ago' 2>/dev/null)
+	[ -n "$files" ] || return 0
+	starts=$(rpcs | grep '"method": "StartTransfer"' | grep "SLURMTYPE:$word,")
+	# shellcheck disable=SC2086
+	awk -v t="$1" 'FNR == 1 { j = FILENAME; sub(/.*\/conduit\./, "", j); sub(/\.started$/, "", j) }
+		$4 == t { k[j " " $6] = $8 } END { for (x in k) if (k[x] == "U") print x }' $files |
+		while read -r j ix; do
+			[ -z "${2:-}" ] || printf '%s\n' $2 | grep -qx "$j" || continue
+			printf '%s\n' "$starts" | grep -q "SLURMJOB:$j,.*SLURMINDEX:$ix,SLURMTYPE:$word," &&
+				echo "$j $ix"
+		done
+}
+outs_in_flight() { in_flight 1 "$@"; }
+# Whether directive INDEX of JOB (stage TYPE) is still unanswered (its
+# record still U).
+still_unsure() { # still_unsure JOB INDEX [TYPE]
+	awk -v ix="$2" -v t="${3:-1}" '$4 == t && $6 == ix { k = $8 } END { exit k != "U" }' \
+		"$R/var/spool/conduit_bb/conduit.$1.started" 2>/dev/null
+}
+# slurmctld's log has conduit_bb saying the server has been down for more
+# than N seconds at a poll of JOB's STAGE (stage-in, stage-out; any job: "")
+down_longer_than() { # down_longer_than N STAGE [JOB]
+	grep -oE "conduit_bb: job ${3:-[0-9]+}: $2: .* \(server down for [0-9]+ s" \
+		"$R/var/log/slurm/slurmctld.log" 2>/dev/null |
+		sed 's/.*server down for \([0-9]*\) s$/\1/' | awk -v n="$1" '$1 > n { f = 1 } END { exit !f }'
 }
 # A held job's reason: Slurm's words around a hook's message differ by
 # version ("slurm_bb_test_data_in: MSG" in 24.11, "JobHeldAdmin:

@@ -11,12 +11,16 @@ pid_of() { cat "$R/$1" 2>/dev/null; }
 stop_pidfile() { # stop_pidfile relative-pid-file [seconds before SIGKILL]
 	p=$(pid_of "$1")
 	[ -n "$p" ] || return 0
-	kill "$p" 2>/dev/null
+	# a stale pid file's number may be another process's by now (pids
+	# wrap, on a busy machine within minutes): only a process of this
+	# root is ours to stop
+	ours() { [ "$(readlink "/proc/$p/root" 2>/dev/null)" = "$R" ]; }
+	ours && kill "$p" 2>/dev/null
 	i=0
 	# slurmctld saves its state (burst buffers too) on the way out: a busy
 	# one needs time, and killing it loses the buffers of staging jobs
-	while kill -0 "$p" 2>/dev/null && [ $i -lt $(( ${2:-10} * 10 )) ]; do sleep 0.1; i=$((i + 1)); done
-	kill -9 "$p" 2>/dev/null
+	while ours && [ $i -lt $(( ${2:-10} * 10 )) ]; do sleep 0.1; i=$((i + 1)); done
+	ours && kill -9 "$p" 2>/dev/null
 	rm -f "$R/$1"
 }
 
@@ -92,7 +96,8 @@ stop() {
 	stop_pidfile run/conduit-test.pid
 	stop_pidfile run/munge/munged.pid
 	for p in $(root_pids); do kill "$p" 2>/dev/null; done
-	sleep 0.3
+	no_root_pids() { [ -z "$(root_pids)" ]; }
+	wait_for 3 no_root_pids
 	for p in $(root_pids); do kill -9 "$p" 2>/dev/null; done
 	umount_root
 }

@@ -69,3 +69,32 @@ expect "a stale StateDir record for the next job id: the job still stages" \
 	wait_for 60 state_is "$JS" COMPLETED
 expect "... its directive started once" [ "$(starts_for "$JS")" = 1 ]
 expect "... the stale record is gone" wait_for 20 no_state_files "$JS"
+
+# ---- the server stopped while a stage-out's StartTransfer is in flight -----
+# The server records the request and holds its answer (start_then_stall_ms;
+# RequestTimeout is raised above the stall meanwhile, so only the stop can
+# end the call); it is stopped before it answers (grpcio cancels the call)
+# and started again.  The stage carries on: the job COMPLETES, its output
+# in place, the directive started once.
+write_job cut-out.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_POST cp /home/alice/jobs/cut-%j.txt /data/out/cut-%j.txt
+echo "cut $SLURM_JOB_ID" > /home/alice/jobs/cut-$SLURM_JOB_ID.txt
+JOB
+sed -i 's/^RequestTimeout=.*/RequestTimeout=15/' "$R/etc/slurm/conduit_bb.conf"
+faults '{"start_then_stall_ms": 6000}'
+JC=$(submit cut-out.sh)
+out_in_flight() { [ -n "$(outs_in_flight "$1")" ]; }
+expect "a stage-out StartTransfer in flight: the server has it, the hook waits for the answer" \
+	wait_for 60 out_in_flight "$JC"
+sh "$E2E/cluster.sh" stop-conduit
+expect "... the server is stopped before it answers" still_unsure "$JC" 1
+sh "$E2E/cluster.sh" start-conduit
+faults '{}'
+sed -i 's/^RequestTimeout=.*/RequestTimeout=5/' "$R/etc/slurm/conduit_bb.conf"
+expect "server stopped in a stage-out's StartTransfer, then restarted: the job COMPLETES" \
+	wait_for 90 state_is "$JC" COMPLETED
+expect "... with its output staged out in place" file_is "/data/out/cut-$JC.txt" "cut $JC"
+expect "... the directive started once" [ "$(starts_for "$JC")" = 1 ]
+expect "... and no failure reason" sh -c "! chroot $R scontrol show job $JC | grep -q 'slurm_bb_'"

@@ -87,7 +87,7 @@ write_job shared.sh <<'JOB'
 cat /home/alice/jobs/sh/common-$SLURM_ARRAY_JOB_ID/sub/c.txt /home/alice/jobs/sh/own-$SLURM_ARRAY_JOB_ID-$SLURM_ARRAY_TASK_ID.txt
 JOB
 shared_key() { echo "SLURMJOB:$1,CLUSTER:conduit,RESTART:0,SLURMINDEX:1,SLURMTYPE:CONDUIT_PRE_ARRAY,"; }
-faults '{"delay_ms": {"DATA_TRANSFERRING": 15000}}'
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}' # held until the cancel below
 S1=$(submit shared.sh --array=0-3)
 expect "an array with a shared and a per-task stage-in is accepted" [ -n "$S1" ]
 expect "... the shared stage-in starts" wait_for 60 sh -c "[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c -- '$(shared_key "$S1")') -ge 1 ]"
@@ -116,7 +116,7 @@ expect "... and the per-task one once for each task that reached stage-in" \
 expect "... and the array's shared records are gone with its last task" \
 	wait_for 30 sh -c "! ls $R/var/spool/conduit_bb | grep -q '^conduit\\.$S1\\.shared'"
 
-faults '{"delay_ms": {"DATA_TRANSFERRING": 30000}}'
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}' # held until cancelled
 S2=$(submit shared.sh --array=0-3)
 expect "cancelling a whole array mid-stage..." wait_for 60 sh -c "[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c -- '$(shared_key "$S2")') -ge 1 ]"
 s0=$(stops)
@@ -148,7 +148,7 @@ tls_probe() {
 	in_root sh -c "cd $d && exec openssl s_server -accept 127.0.0.1:$port -cert pki/server.crt \
 		-key pki/server.key -CAfile pki/ca.crt -verify 1 -www -tls1_3" >/dev/null 2>&1 &
 	sp=$!
-	sleep 1
+	wait_for 10 /usr/bin/python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1)"
 	a=$(in_root sh -c "cd $d && ./probe https://127.0.0.1:$port/ pki/ca.crt" 2>&1)
 	b=$(in_root sh -c "cd $d && ./probe https://127.0.0.1:$port/ pki/ca.crt pki/service.crt pki/service.key" 2>&1)
 	kill "$sp" 2>/dev/null

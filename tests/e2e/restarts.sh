@@ -18,7 +18,8 @@ write_job restart-out.sh <<'JOB'
 #CONDUIT_POST cp /home/alice/jobs/rout-%j.txt /data/out/rout-%j.txt
 echo "out of $SLURM_JOB_ID" > /home/alice/jobs/rout-$SLURM_JOB_ID.txt
 JOB
-faults '{"delay_ms": {"DATA_TRANSFERRING": 8000}}'
+# (both held in DATA_TRANSFERRING until slurmctld has restarted)
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
 s0=$(stops)
 J6=$(submit restart-out.sh)
 expect "sbatch accepts the stage-out job" [ -n "$J6" ]
@@ -27,6 +28,10 @@ wait_starts "$J6" 1 60
 wait_starts "$J5" 2 30
 sh "$E2E/cluster.sh" restart-slurmctld
 faults '{}'
+# A job found in stage-in by a restarted slurmctld has its buffer torn
+# down and is held back 60 s "for the teardown" (a fixed wait of Slurm's):
+# once the teardown is over, let it go at once, as for a requeue below.
+wait_for 60 torn_down "$J5" && in_root scontrol update JobId="$J5" StartTime=now
 expect "slurmctld restart during stage-in: the job (named 'x JobState=COMPLETED Invalid job id') completes" \
 	wait_for 150 state_is "$J5" COMPLETED
 expect "... each stage-in directive transferred exactly once" [ "$(starts_for "$J5")" = 2 ]
@@ -50,7 +55,8 @@ sleep 4
 JOB
 J7=$(submit requeue.sh)
 expect "requeue: the job runs" wait_for 60 state_is "$J7" RUNNING
-sleep 1
+# requeued once the first attempt has written what it stages out
+wait_for 30 file_is "$JOBS/rq-$J7-ls.txt" sub
 in_root scontrol requeue "$J7"
 # Slurm holds a requeued job back for about two minutes; skip that wait
 wait_for 20 state_is "$J7" PENDING
@@ -80,15 +86,22 @@ write_job down.sh <<'JOB'
 #CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/down-%j.txt
 true
 JOB
-faults '{"delay_ms": {"DATA_TRANSFERRING": 1000}}'
+# (the transfer is held until the server is back: the job is still in
+# stage-in through the outage, whatever the load)
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
 J8=$(submit down.sh)
 wait_starts "$J8" 1 30
 sh "$E2E/cluster.sh" stop-conduit
-sleep 3
+# up again once a poll of the job has found it down (ServerDownGrace=10 s)
+expect "server down: the stage-in poll sees it and waits" \
+	wait_for 20 grep -q "conduit_bb: job $J8: stage-in: .*(server down for [0-9]* s; waiting up to ServerDownGrace" \
+	"$R/var/log/slurm/slurmctld.log"
 sh "$E2E/cluster.sh" start-conduit
 faults '{}'
 expect "server down for less than ServerDownGrace: the job completes" wait_for 60 state_is "$J8" COMPLETED
+expect "... and no poll gave up on it" sh -c "! grep -q 'slurm_bb_test_data_in for JobId=$J8 failed' $R/var/log/slurm/slurmctld.log"
 
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
 J9=$(submit down.sh)
 wait_starts "$J9" 1 30
 sh "$E2E/cluster.sh" stop-conduit
@@ -96,4 +109,5 @@ expect "server down longer than ServerDownGrace: held with a clear reason" \
 	wait_for 40 reason_has "$J9" "conduit: server unreachable for"
 sh "$E2E/cluster.sh" start-conduit
 in_root scancel "$J9"
+faults '{}'
 

@@ -7,7 +7,7 @@
 # (tests/e2e/wave_check.py reads the server's RPC log and state); how it
 # went is printed, not asserted.
 W=/home/alice/wave
-rm -rf "$R$W" "$R/data/wave" "$R/tmp/wave-peak"
+rm -rf "$R$W" "$R/data/wave" "$R/tmp/wave-peak" "$R/tmp/wave-lost-seen"
 mkdir -p "$R$W" "$R/data/wave"
 chown 2001:2001 "$R$W" "$R/data/wave"
 write_job wave-plain.sh <<'JOB'
@@ -51,11 +51,11 @@ add_cpu() { cpu_total=$(awk -v a="$cpu_total" -v b="$(ctld_cpu)" 'BEGIN { print 
 # buffer that is then lost (the job stays in stage-in or stage-out for
 # good), and Slurm 24.11's slurmscriptd may crash ending them (docs/admin.md,
 # "Restarting slurmctld").  Restart it as an admin would: at the first
-# moment within 20 s when no burst-buffer script runs (under this load
+# moment within 40 s when no burst-buffer script runs (under this load
 # there may be none: then Slurm's losses are counted, see below).
 restart_ctld() {
 	add_cpu
-	end=$(( $(date +%s) + 20 ))
+	end=$(( $(date +%s) + 40 ))
 	while [ "$(hooks_now)" -gt 0 ] && [ "$(date +%s)" -lt "$end" ]; do
 		sleep 0.1
 	done
@@ -81,6 +81,19 @@ lost_by_slurm() {
 			in_root scontrol show job "$j" |
 				grep -qE 'BurstBufferState=(complete|pending)' && echo "$j"
 		done
+}
+# Jobs lost by Slurm for good: lost at every reading for 30 s (a job
+# between two states can look lost to one reading; Slurm's losses stay).
+LOST_SEEN=$R/tmp/wave-lost-seen
+lost_for_good() {
+	now=$(date +%s)
+	: >> "$LOST_SEEN"
+	lost_by_slurm | sort -u | while read -r j; do
+		first=$(awk -v j="$j" '$1 == j { print $2 }' "$LOST_SEEN")
+		echo "$j ${first:-$now}"
+	done > "$LOST_SEEN.new"
+	mv "$LOST_SEEN.new" "$LOST_SEEN"
+	awk -v now="$now" 'now - $2 >= 30 { print $1 }' "$LOST_SEEN"
 }
 lost_alone() {
 	# an array task's buffer is listed as JobID=<array>_<task>(<job id>)
@@ -109,21 +122,35 @@ killed_by_slurm() {
 }
 hooks_now() { # scripts slurmscriptd runs now (its children, forked or not yet)
 	n=0
-	for p in $(root_pids); do
-		case $(tr '\0' ' ' 2>/dev/null < /proc/$p/cmdline) in
-		*slurmscriptd*) n=$((n + $(cat /proc/$p/task/*/children 2>/dev/null | wc -w))) ;;
-		esac
+	c=$(cat "$R/run/slurmctld.pid" 2>/dev/null)
+	# (slurmscriptd is slurmctld's child: read there, not in all of /proc)
+	for k in $(cat /proc/"${c:-none}"/task/*/children 2>/dev/null); do
+		[ "$(cat "/proc/$k/comm" 2>/dev/null)" = slurmscriptd ] &&
+			n=$((n + $(cat /proc/$k/task/*/children 2>/dev/null | wc -w)))
 	done
 	echo $n
 }
 # (samples go to a file: wait_ids runs in a subshell)
 sample() { hooks_now >> "$R/tmp/wave-peak"; }
-ids_where() { # ids_where STATE REASON-PART [COUNT] (plain jobs only)
+ids_where() { # ids_where STATE REASON-PART [COUNT [body]] (plain jobs only, none of $exclude)
+	# body: only jobs whose script runs (it has written its log)
 	in_root squeue -h -t all -u alice -o '%A|%T|%r|%j' 2>/dev/null |
-		awk -F'|' -v s="$1" -v r="$2" '$4 == "wave-plain.sh" && $2 == s && (r == "" || index($3, r))' |
-		cut -d'|' -f1 | head -n "${3:-1000}"
+		awk -F'|' -v s="$1" -v r="$2" -v x=" ${exclude:-} " \
+			'$4 == "wave-plain.sh" && $2 == s && (r == "" || index($3, r)) && !index(x, " " $1 " ")' |
+		cut -d'|' -f1 | while read -r j; do
+			[ "${4:-}" != body ] || [ -f "$R$W/$j-log.txt" ] && echo "$j"
+		done | head -n "${3:-1000}"
 }
 RELEASABLE='conduit: server unreachable|slurm_bb_[a-z_]+( failed)?: *$'
+# A job slurmctld found in stage-in when it restarted is held back 60 s
+# "for the teardown" of its buffer, and a requeued one about two minutes
+# (fixed waits of Slurm's): once the buffer is torn down, let it go.
+let_go() {
+	for j in $(in_root squeue -h -u alice -t PD -o '%A|%r|%j' 2>/dev/null |
+		awk -F'|' '$2 == "BeginTime" && $3 ~ /^wave-/ { print $1 }'); do
+		torn_down "$j" && in_root scontrol update JobId="$j" StartTime=now 2>/dev/null
+	done
+}
 # The admin's answer to an outage, or to a restart during which Slurm
 # killed a hook (26.05 counts that as the hook failing, with no message):
 # release what it held.
@@ -140,8 +167,83 @@ release_held() {
 sed -i 's/^PollInterval=.*/PollInterval=5/' "$R/etc/slurm/burst_buffer.conf"
 in_root scontrol reconfigure
 wait_for 60 sh -c "chroot $R sinfo -h -o %t | grep -qx idle"
-faults '{"delay_ms": {"DATA_TRANSFERRING": 1000}}'
+# ---- chaos, each when its moment comes, and each made to come ---------------
+# A fault knob holds the moment open until the wave reaches it, so the
+# wave cannot pass with less chaos than it says, nor fail for lack of it:
+# a long DATA_TRANSFERRING keeps jobs in stage-in (or stage-out) until
+# enough are there; start_then_stall_ms keeps a StartTransfer in flight
+# (the server has it, the hook waits for the answer) until the server is
+# stopped under it.
+FLOW='"delay_ms": {"DATA_TRANSFERRING": 1000}'
+HOLD='"delay_ms": {"DATA_TRANSFERRING": 600000}'
+wait_ids() { # wait_ids SECONDS STATE REASON N [body] -> N ids (or fewer on timeout)
+	end=$(( $(date +%s) + $1 ))
+	while :; do
+		sample
+		release_held
+		let_go
+		got=$(ids_where "$2" "$3" "$4" "${5:-}")
+		[ "$(echo $got | wc -w)" -ge "$4" ] && break
+		[ "$(date +%s)" -ge "$end" ] && break
+		sleep 0.5
+	done
+	echo $got
+}
+# slurmctld's log after byte OFF has a line matching the regex RX
+log_since_has() { tail -c +"$(( $1 + 1 ))" "$R/var/log/slurm/slurmctld.log" 2>/dev/null | grep -qE -- "$2"; }
+# The server has been down longer than ServerDownGrace=10 s since the stop
+# (stopped_at), and a poll after it has said so: in stage-in a job held
+# for it, in stage-out one waiting on (StageOutDownGrace=120 s).
+down_past_grace() { # down_past_grace stage-in|stage-out
+	[ $(( $(date +%s) - stopped_at )) -gt 10 ] || return 1
+	case $1 in
+	stage-in) log_since_has "$log_off" 'conduit: server unreachable for [0-9]+ s \(ServerDownGrace=' ;;
+	stage-out) log_since_has "$log_off" \
+		'stage-out: .*\(server down for (1[1-9]|[2-9][0-9]|[0-9]{3,}) s; waiting up to StageOutDownGrace' ;;
+	esac
+}
+# cut_server TYPE "FAULTS": stop the Conduit server under a StartTransfer
+# of a stage-in (TYPE 0) or stage-out (TYPE 1) directive in flight, FAULTS
+# (JSON members) in force meanwhile; sets cut to "JOB INDEX" of the call
+# the stop cut ("" if none came in 120 s; the server is stopped anyway)
+# and log_off to where slurmctld's log stood at the stop.  RequestTimeout
+# is raised above the stall meanwhile, so only the stop ends the call; an
+# answer that got out before the stop is tried again with the next call.
+arm_cut() { # arm_cut "FAULTS": StartTransfer answers held from now on
+	sed -i 's/^RequestTimeout=.*/RequestTimeout=15/' "$R/etc/slurm/conduit_bb.conf"
+	faults "{\"start_then_stall_ms\": 6000, $1}"
+}
+cut_server() {
+	arm_cut "$2"
+	cut=""
+	tries=0
+	while [ -z "$cut" ] && [ $tries -lt 3 ]; do
+		tries=$((tries + 1))
+		got=""
+		end=$(( $(date +%s) + 120 ))
+		while [ -z "$got" ] && [ "$(date +%s)" -lt "$end" ]; do
+			got=$(in_flight "$1" | head -n 1)
+			[ -n "$got" ] || sleep 0.1
+		done
+		log_off=$(stat -c %s "$R/var/log/slurm/slurmctld.log")
+		stopped_at=$(date +%s)
+		sh "$E2E/cluster.sh" stop-conduit
+		[ -n "$got" ] || break
+		# shellcheck disable=SC2086
+		if still_unsure $got "$1"; then
+			cut=$got
+		else
+			sh "$E2E/cluster.sh" start-conduit
+		fi
+	done
+	cut_tries=$tries
+	faults "{$2}"
+	sed -i 's/^RequestTimeout=.*/RequestTimeout=5/' "$R/etc/slurm/conduit_bb.conf"
+}
+faults "{$HOLD}"
 wave_t0=$(date +%s)
+marks=""
+mark() { marks="$marks $1@$(( $(date +%s) - wave_t0 ))s"; }
 # Every job is submitted within a minute and they all overlap; submitted
 # in one burst, a hundred jobs' first hooks would queue for tens of
 # seconds on two cores (each hook is a process), far from what a site
@@ -149,6 +251,9 @@ wave_t0=$(date +%s)
 lat=""
 plain=""
 arrays=""
+cancelled=""
+cut_in=""
+in_outage=""
 i=0
 while [ $i -lt 64 ]; do
 	t=$(ms)
@@ -159,45 +264,87 @@ while [ $i -lt 64 ]; do
 	fi
 	lat="$lat $(( $(ms) - t ))"
 	i=$((i + 1))
-	sleep 0.8
+	case $i in
+	32) arm_cut "$FLOW" ;; # the next (plain) job's stage-in will be in flight
+	8)  # 5 plain jobs cancelled in stage-in (held there until they are)
+		cancelled=$(wait_ids 120 PENDING BurstBufferStageIn 5)
+		for j in $cancelled; do in_root scancel "$j"; done
+		mark cancelled
+		faults "{$FLOW}" ;;
+	33) # the server down longer than ServerDownGrace=10 s during stage-in,
+		# stopped under a stage-in's StartTransfer in flight; up again once
+		# a stage-in poll has given up on it (the job held, released below)
+		cut_server 0 "$FLOW"
+		cut_in=$cut
+		in_tries=$cut_tries
+		mark stage-in-cut
+		wait_for 120 down_past_grace stage-in && in_outage=yes
+		sh "$E2E/cluster.sh" start-conduit
+		mark server-up
+		release_held ;;
+	16 | 48) mark "submitted-$i" ;;
+	esac
+	[ $i -le 33 ] || release_held
+	sleep 0.5
 done
+mark submitted
 expect "wave: 60 jobs and 4 arrays of 10 tasks submitted" \
 	sh -c "[ $(echo $plain | wc -w) = 60 ] && [ $(echo $arrays | wc -w) = 4 ]"
-
-# ---- chaos, each when its moment comes -----------------------------------------
-wait_ids() { # wait_ids SECONDS STATE REASON N -> N ids (or fewer on timeout)
-	end=$(( $(date +%s) + $1 ))
-	while :; do
-		sample
-		release_held
-		got=$(ids_where "$2" "$3" "$4")
-		[ "$(echo $got | wc -w)" -ge "$4" ] && break
-		[ "$(date +%s)" -ge "$end" ] && break
-		sleep 0.5
-	done
-	echo $got
-}
-cancelled=$(wait_ids 120 PENDING BurstBufferStageIn 5)
-for j in $cancelled; do in_root scancel "$j"; done
+expect "wave: 5 jobs cancelled in stage-in" [ "$(echo $cancelled | wc -w)" = 5 ]
+expect "wave: a Conduit server stop landed inside a stage-in hook (its StartTransfer in flight: job ${cut_in% *})" \
+	[ -n "$cut_in" ]
+expect "wave: ... and a stage-in poll found the server down longer than ServerDownGrace" [ -n "$in_outage" ]
 restart_ctld
-sleep 2
-sh "$E2E/cluster.sh" stop-conduit
-sleep 14 # longer than ServerDownGrace=10 s, during stage-in
-sh "$E2E/cluster.sh" start-conduit
-requeued=$(wait_ids 180 RUNNING "" 5)
-for j in $requeued; do in_root scontrol requeue "$j"; done
-sleep 2
-for j in $requeued; do in_root scontrol update JobId="$j" StartTime=now 2>/dev/null; done
+mark restarted
+# 5 jobs requeued while running their script (it has written its log),
+# and held, as an admin would, until the second slurmctld restart is
+# behind them: a requeued job still staging out when slurmctld restarts is
+# one Slurm loses (docs/admin.md); released, each goes through stage-out
+# again, where the Conduit server will be stopped under one of them
+requeued=$(wait_ids 180 RUNNING "" 5 body)
+for j in $requeued; do in_root scontrol requeuehold "$j"; done
+mark requeued
+expect "wave: 5 jobs requeued while running" [ "$(echo $requeued | wc -w)" = 5 ]
+# their first attempt staged out (best effort) and torn down
+requeued_settled() {
+	for j in $requeued; do
+		[ "$(state_of "$j")" = PENDING ] && torn_down "$j" || return 1
+	done
+}
+expect "wave: ... each staged its first attempt out and waits, held" wait_for 120 requeued_settled
 release_held
+# stage-out held until 3 plain jobs are in it (not the requeued, whose
+# checks are their own), then hurried
+faults "{$HOLD}"
+exclude=$requeued
 hurried=$(wait_ids 180 STAGE_OUT "" 3)
 for j in $hurried; do in_root scancel --hurry "$j"; done
-wait_ids 120 STAGE_OUT "" 4 >/dev/null
-sh "$E2E/cluster.sh" stop-conduit
-sleep 14 # longer than ServerDownGrace, shorter than StageOutDownGrace=120 s
-sh "$E2E/cluster.sh" start-conduit
+mark hurried
+expect "wave: 3 jobs hurried in stage-out" [ "$(echo $hurried | wc -w)" = 3 ]
+# restarted while the held stage-outs only poll (released at once, they
+# would all end together, and an ending script is what Slurm loses)
 restart_ctld
+mark restarted
+faults "{$FLOW}"
+# the server down longer than ServerDownGrace during stage-out (shorter
+# than StageOutDownGrace=120 s), stopped under a stage-out's StartTransfer
+# in flight (the requeued jobs' second stage-out is to come, whatever
+# else has ended); up again once a stage-out poll has seen it down that
+# long
+arm_cut "$FLOW"
+for j in $requeued; do in_root scontrol release "$j"; done
+cut_server 1 "$FLOW"
+cut_out=$cut
+mark stage-out-cut
+out_outage=""
+wait_for 120 down_past_grace stage-out && out_outage=yes
+sh "$E2E/cluster.sh" start-conduit
+mark server-up
+expect "wave: a Conduit server stop landed inside a stage-out hook (its StartTransfer in flight: job ${cut_out% *})" \
+	[ -n "$cut_out" ]
+expect "wave: ... and a stage-out poll found the server down longer than ServerDownGrace" [ -n "$out_outage" ]
 faults '{}'
-note "wave: cancelled in stage-in: $cancelled; requeued: $requeued; hurried in stage-out: $hurried"
+note "wave: cancelled in stage-in: $cancelled; requeued: $requeued; hurried in stage-out: $hurried; the server stopped under the StartTransfer of job ${cut_in% *} (stage-in, stop $in_tries), of job ${cut_out% *} (stage-out, stop $cut_tries)"
 
 # ---- then every job must end ---------------------------------------------------
 # not ended: any state but the final ones; a pending job held for good
@@ -213,40 +360,50 @@ unfinished() {
 	[ "$(printf '%s\n' "$q" | grep -c .)" -ge 100 ] || { echo 999; return; }
 	printf '%s\n' "$q" |
 		grep -vE '^[0-9]+\|(COMPLETED|CANCELLED|FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)\|' |
-		awk -F'|' -v rx="$RELEASABLE" -v lost=" $(lost_by_slurm | tr '\n' ' ') " \
+		awk -F'|' -v rx="$RELEASABLE" -v lost=" $(lost_for_good | tr '\n' ' ') " \
 			'($2 != "PENDING" || $3 != 0 || $5 ~ rx) && !index(lost, " " $1 " ")' | grep -c .
 }
 end=$(( $(date +%s) + 420 ))
 # one reading decides: whether Slurm lost a job is read afresh each time,
 # and a transient scontrol failure must not flip the verdict after the loop
-# and it must say 0 twice, 5 s apart (a job may move between the states
+# and it must say 0 twice, 2 s apart (a job may move between the states
 # a reading looks at while it is taken)
 settled() {
 	left=$(unfinished)
 	[ "$left" = 0 ] || return 1
-	sleep 5
+	sleep 2
 	left=$(unfinished)
 	[ "$left" = 0 ]
 }
 while ! settled && [ "$(date +%s)" -lt "$end" ]; do
 	sample
 	release_held
-	# a requeued job waits out Slurm's requeue delay unless told not to
-	for j in $requeued; do
-		[ "$(state_of "$j")" = PENDING ] && in_root scontrol update JobId="$j" StartTime=now 2>/dev/null
-	done
+	let_go
 	sleep 2
 done
 add_cpu
+mark all-ended
 wall=$(( $(date +%s) - wave_t0 ))
 expect "wave: every job ended within 7 minutes" [ "$left" = 0 ]
 [ "$left" = 0 ] || note "wave: not ended: $(in_root squeue -h -r -u alice -o '%A:%T:%r' | tr '\n' ' ')"
 
 # ---- what a site needs ---------------------------------------------------------
-sleep 5 # the last teardowns
+# the last teardowns: no burst-buffer script runs, and Slurm keeps no
+# buffer of a wave job but those it lost
+teardowns_done() {
+	[ "$(hooks_now)" = 0 ] || return 1
+	ids=" $(in_root squeue -h -t all -u alice -o '%A|%j' | awk -F'|' '$2 ~ /^wave-/ { print $1 }' | tr '\n' ' ') "
+	keep=" $(lost_for_good | tr '\n' ' ') "
+	for b in $(in_root scontrol show burst 2>/dev/null |
+		sed -n -e 's/.*JobID=[0-9]*_[0-9]*(\([0-9]*\)).*/\1/p' -e t -e 's/.*JobID=\([0-9]*\).*/\1/p'); do
+		case $ids in *" $b "*) ;; *) continue ;; esac
+		case $keep in *" $b "*) ;; *) return 1 ;; esac
+	done
+}
+wait_for 60 teardowns_done
 all_ids=$(in_root squeue -h -t all -u alice -o '%A|%j|%F|%K|%T' | awk -F'|' '$2 ~ /^wave-/')
 printf '%s\n' "$all_ids" > "$R/tmp/wave-jobs"
-lost=$(lost_by_slurm | tr '\n' ' ')
+lost=$(lost_for_good | tr '\n' ' ')
 killed=$(killed_by_slurm)
 [ -z "$killed" ] || note "wave: slurmctld killed the running burst-buffer scripts of jobs $killed as it shut down"
 [ -z "$lost" ] || note "wave: Slurm lost the burst buffers of jobs $lost in a slurmctld restart (they stay in stage-in or stage-out; docs/admin.md); conduit_bb's part is checked for them too"
@@ -265,4 +422,5 @@ grep -q '^ok ' "$R/tmp/wave-check" || bad "wave: the wave checker ran"
 peak=$(sort -n "$R/tmp/wave-peak" 2>/dev/null | tail -1)
 med=$(printf '%s\n' $lat | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 max=$(printf '%s\n' $lat | sort -n | tail -1)
+note "wave: timeline:$marks"
 note "wave: 100 jobs in ${wall} s; slurmctld ${cpu_total} CPU-s; peak ${peak:-0} hook processes at once; sbatch median ${med} ms, max ${max} ms"

@@ -54,11 +54,15 @@ write_job out-outage.sh <<'JOB'
 #CONDUIT_POST cp /home/alice/jobs/ooo-%j.txt /data/out/ooo-%j.txt
 echo "result $SLURM_JOB_ID" > /home/alice/jobs/ooo-$SLURM_JOB_ID.txt
 JOB
-faults '{"delay_ms": {"DATA_TRANSFERRING": 3000}}'
+# (held in DATA_TRANSFERRING until the server is back)
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
 JO=$(submit out-outage.sh)
 wait_starts "$JO" 1 60
 sh "$E2E/cluster.sh" stop-conduit
-sleep 15 # ServerDownGrace=10 s, StageOutDownGrace=120 s
+# up again once a stage-out poll has found it down longer than
+# ServerDownGrace=10 s (stage-out waits up to StageOutDownGrace=120 s)
+expect "a stage-out poll finds the server down longer than ServerDownGrace, and waits" \
+	wait_for 60 down_longer_than 10 stage-out "$JO"
 sh "$E2E/cluster.sh" start-conduit
 faults '{}'
 expect "stage-out outage longer than ServerDownGrace: the job COMPLETES" wait_for 90 state_is "$JO" COMPLETED
@@ -73,7 +77,8 @@ write_job slow-out.sh <<'JOB'
 #CONDUIT_POST cp /home/alice/jobs/so-%j.txt /data/out/so-%j.txt
 echo "so $SLURM_JOB_ID" > /home/alice/jobs/so-$SLURM_JOB_ID.txt
 JOB
-faults '{"delay_ms": {"DATA_TRANSFERRING": 8000}}'
+# (held in DATA_TRANSFERRING until both are cancelled)
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
 JU=$(submit slow-out.sh)
 JP=$(submit slow-out.sh)
 wait_starts "$JU" 1 60
@@ -85,7 +90,10 @@ expect "scancel --hurry during stage-out aborts the transfer (StopTransfer)" \
 	wait_for 30 sh -c "[ \$(grep -c '\"method\": \"StopTransfer\"' $R$SRV/rpc.log) -ge $((s0 + 1)) ]"
 ended() { s=$(state_of "$1"); [ "$s" = COMPLETED ] || [ "$s" = CANCELLED ]; }
 expect "... the job ends without it" wait_for 60 ended "$JU"
-expect "... and its output never arrives" sh -c "sleep 10; [ ! -e $R/data/out/so-$JU.txt ]"
+# aborted at the server (state ABORTED, inactive), it can never copy
+aborted_out() { transfers_of "$1" | grep -qx "3:0:SLURMTYPE:CONDUIT_POST"; }
+never_arrives() { wait_for 30 aborted_out "$1" && gone "/data/out/so-$1.txt"; }
+expect "... and its output never arrives (its transfer is ABORTED)" never_arrives "$JU"
 faults '{}'
 expect "plain scancel during stage-out lets stage-out finish" wait_for 60 file_is "/data/out/so-$JP.txt" "so $JP"
 expect "... nothing of that job was aborted" sh -c "[ \$(grep -c '\"method\": \"StopTransfer\"' $R$SRV/rpc.log) = $((s0 + 1)) ]"
@@ -107,7 +115,8 @@ JL=$(submit cancel-lines.sh)
 wait_starts "$JL" 1 30
 in_root scancel "$JL"
 expect "scancel in stage-in: CANCELLED" wait_for 20 state_is "$JL" CANCELLED
-sleep 3
+# its buffer's teardown done: no hook of the job runs after that
+wait_for 30 torn_down "$JL"
 expect "... and no reason or comment blames a directive line (it is on line 4)" \
 	sh -c "! chroot $R scontrol show job $JL | grep -E 'Reason|StateDesc|SystemComment' | grep -q 'line [0-9]'"
 faults '{}'
