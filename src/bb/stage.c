@@ -619,9 +619,11 @@ static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, const char *what,
 	char last[CBB_ERR_MAX];
 
 	if (now - since < (time_t)grace) {
+		/* "server down for N s" is what admins and the e2e grep for */
 		cbb_stage_log(j, 0, "job %u: %s: %s (server %s for %lld s; waiting "
 		      "up to %s=%u s)", j->job_id, stage_word(stage), err->msg,
-		      what, (long long)(now - since), knob, grace);
+		      strcmp(what, "unreachable") ? what : "down",
+		      (long long)(now - since), knob, grace);
 		return CBB_POLL_BUSY;
 	}
 	memcpy(last, err->msg, sizeof(last));
