@@ -43,11 +43,12 @@ check() { # check "description" command...
 }
 
 # Test servers pick a free port themselves; two starting at once could
-# pick the same, so they start one at a time.
+# pick the same, so they start one at a time (flock -o: the server that
+# stays running must not inherit the lock, or it holds it for good).
 start_server() { # start_server conduit|controller DIR
 	case $1 in
-	conduit) flock "$S/start.lock" sh tests/conduit/server-ctl.sh start "$2" ;;
-	controller) flock "$S/start.lock" sh tests/switch/controller-ctl.sh start "$2" ;;
+	conduit) flock -o -w 120 "$S/start.lock" sh tests/conduit/server-ctl.sh start "$2" ;;
+	controller) flock -o -w 120 "$S/start.lock" sh tests/switch/controller-ctl.sh start "$2" ;;
 	esac
 }
 
