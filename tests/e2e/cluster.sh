@@ -5,6 +5,9 @@
 # the chroot, then unmounts: safe to run at any time, any number of times.
 set -u
 . "$(dirname "$0")/lib.sh"
+# run.sh's lock on the root (fd 9) stays with run.sh: a daemon that
+# outlived a killed suite must not keep the root locked
+exec 9>&-
 
 pid_of() { cat "$R/$1" 2>/dev/null; }
 
