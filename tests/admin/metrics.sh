@@ -31,10 +31,10 @@ CBB_MODULE_DIR=build/lua5.4 CBB_SERVER_DIR=$t/server CONDUIT_BB_CONF=$t/conduit_
 	lua5.4 tests/admin/jobs.lua "$t/ids" || { echo "the hooks could not set the jobs up"; exit 1; }
 . "$t/ids"
 work=$WORK
-chown -R nobody "$work/state" "$work/audit.log"
-chmod 0640 "$work/audit.log"
+chown -R nobody "$work/state" "$work/log/audit.log"
+chmod 0640 "$work/log/audit.log"
 # and a line that is not conduit_bb's
-echo 'not json' >> "$work/audit.log"
+echo 'not json' >> "$work/log/audit.log"
 mkdir -m 0755 "$t/textfile"
 
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/textfile/conduit_bb.prom" ||

@@ -633,18 +633,18 @@ static void test_http_values_checked(void **state)
 		long id;
 		const char *extra, *msg;
 	} bad[] = {
-		{ 212, "{\"session_extra\": {\"vram_mib\": 9007199254740992}}",
-		  "switch: job 212: setup failed: controller reply: vram_mib "
+		{ 312, "{\"session_extra\": {\"vram_mib\": 9007199254740992}}",
+		  "switch: job 312: setup failed: controller reply: vram_mib "
 		  "9007199254740992 is out of range (0 to 9007199254740991)" },
-		{ 213, "{\"session_extra\": {\"gpus\": 5000}}",
-		  "switch: job 213: setup failed: controller reply: gpus 5000 "
+		{ 313, "{\"session_extra\": {\"gpus\": 5000}}",
+		  "switch: job 313: setup failed: controller reply: gpus 5000 "
 		  "is out of range (0 to 4096)" },
-		{ 214, "{\"session_extra\": {\"pool\": \"pool-0123456789"
+		{ 314, "{\"session_extra\": {\"pool\": \"pool-0123456789"
 		  "0123456789012345678901234567890123456789012345678901234567890\"}}",
-		  "switch: job 214: setup failed: controller reply: pool is "
+		  "switch: job 314: setup failed: controller reply: pool is "
 		  "not a string of at most 64 bytes" },
-		{ 215, "{\"session_extra\": {\"vram_mib\": \"8192\"}}",
-		  "switch: job 215: setup failed: controller reply: vram_mib "
+		{ 315, "{\"session_extra\": {\"vram_mib\": \"8192\"}}",
+		  "switch: job 315: setup failed: controller reply: vram_mib "
 		  "is not a whole number" },
 	};
 	size_t i;
@@ -668,7 +668,7 @@ static void test_http_values_checked(void **state)
 	/* the largest value the reader takes is accepted */
 	{
 		host_t h;
-		host_job_t j = job(216, "conduit:pool=t4+gpus=1");
+		host_job_t j = job(316, "conduit:pool=t4+gpus=1");
 		step_result_t r;
 
 		new_host(&h);
