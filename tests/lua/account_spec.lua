@@ -174,10 +174,12 @@ describe("staging in accounting", function()
     assert(sh("rm -rf " .. dir .. " && mkdir -p " .. dir .. " && chmod 0755 " .. dir ..
               " && mkfifo -m 0640 " .. dir .. "/with-reader " .. dir .. "/no-reader"))
     -- a reader holds one open (so a plain open would succeed and write into it)
-    assert(sh("(exec 3<" .. dir .. "/with-reader; sleep 6) >/dev/null 2>&1 &"))
+    assert(sh("(exec 3<>" .. dir .. "/with-reader; sleep 6) >/dev/null 2>&1 &"))
     refused_audit(dir .. "/with-reader", "is not a regular file")
-    -- the other has no reader until 8 s from now: a blocking open would wait for it
-    assert(sh("(sleep 8; exec 3<" .. dir .. "/no-reader) >/dev/null 2>&1 &"))
+    -- the other has no reader until 8 s from now: a blocking open would
+    -- wait for it (the late reader opens it read-write, so it never waits
+    -- itself, for a writer that is not coming)
+    assert(sh("(sleep 8; exec 3<>" .. dir .. "/no-reader) >/dev/null 2>&1 &"))
     refused_audit(dir .. "/no-reader", "is not a regular file")
   end)
 
