@@ -44,7 +44,9 @@ WARN   := -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Wformat=2 \
 ifneq ($(or $(CI),$(WERROR)),)
 WARN   += -Werror
 endif
-OPT    ?= -O2 -g
+# _FORTIFY_SOURCE as Debian's and Fedora's package builds set it, so a
+# plain build warns where theirs would.
+OPT    ?= -O2 -g -D_FORTIFY_SOURCE=2
 CFLAGS_BASE := -std=c99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' $(OPT) $(WARN) \
                -fvisibility=hidden -fstack-protector-strong
 CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcrypto 2>/dev/null)

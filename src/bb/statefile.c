@@ -116,6 +116,15 @@ static void state_unlink(const cbb_config_t *cfg, const char *cluster,
 }
 
 /* Read a small state file whole (NUL-terminated); NULL when missing. */
+/* After a failed write: leave the file empty rather than half-written (a
+ * reader takes an empty file as no record; if even this fails, the reader's
+ * line checks drop the torn tail). */
+static void empty_file(int fd)
+{
+	if (ftruncate(fd, 0) != 0)
+		return;
+}
+
 static char *read_all(int fd, size_t max, size_t *len)
 {
 	cbb_buf_t b;
@@ -368,7 +377,7 @@ static int recs_load(const cbb_config_t *cfg, const char *cluster,
 		/* rewrite in place, still under the lock */
 		if (ftruncate(fd, 0) == 0 && keep.len &&
 		    pwrite(fd, keep.data, keep.len, 0) != (ssize_t)keep.len)
-			(void)ftruncate(fd, 0);
+			empty_file(fd);
 	}
 	cbb_buf_free(&keep);
 	free(text);
@@ -565,7 +574,7 @@ void cbb_over_mark(const cbb_config_t *cfg, const char *cluster,
 		return;
 	n = snprintf(buf, sizeof(buf), "%lld\n", (long long)asked_at);
 	if (write(fd, buf, (size_t)n) != n)
-		(void)ftruncate(fd, 0); /* an empty mark covers nothing */
+		empty_file(fd); /* an empty mark covers nothing */
 	close(fd);
 }
 
@@ -814,7 +823,7 @@ static void shared_claim(int dfd, const char *name, const cbb_array_ident_t *who
 	}
 	if (ftruncate(fd, 0) == 0 &&
 	    pwrite(fd, out.data, out.len, 0) != (ssize_t)out.len)
-		(void)ftruncate(fd, 0);
+		empty_file(fd);
 	cbb_buf_free(&out);
 	free(text);
 	close(fd);
