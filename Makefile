@@ -6,6 +6,9 @@
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
+#   make switch-plugin SLURM_SRC=<configured Slurm 26.05 tree>
+#                             build/switch_lua/: the switch/lua plugin for
+#                             that very Slurm, and its helper
 
 VERSION      := 0.1.0
 B            := build
@@ -112,6 +115,9 @@ $(B) $(LB):
 
 lua-all:
 	for v in 5.1 5.2 5.3 5.4; do $(MAKE) --no-print-directory LUA_VERSION=$$v $(B)/lua$$v/conduit_bb.so || exit 1; done
+
+# ---- the switch/lua plugin for Slurm (slurm/switch_lua/) --------------
+include slurm/switch_lua/switch_lua.mk
 
 # ---- tests -----------------------------------------------------------
 include tests/tests.mk
