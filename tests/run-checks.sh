@@ -143,6 +143,8 @@ check "a second test controller starts, for the sanitizer run" \
 	sh tests/switch/controller-ctl.sh start "$controller-asan"
 check "switch lifecycles with conduit_bb.so under ASan+UBSan" \
 	under_asan switch 0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan"
+check "switch/lua plugin's helper: a fresh state per call, the return conventions, /dev/null stdio, the timeout and the exit killing its process group" \
+	$B/test/test_runner $B/switch_lua/switch-lua-run $B/lua5.4
 
 # --- conduit-bb check: golden output ------------------------------------
 cli_case() {
