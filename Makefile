@@ -9,6 +9,7 @@
 #   make switch-plugin SLURM_SRC=<configured Slurm 26.05 tree>
 #                             build/switch_lua/: the switch/lua plugin for
 #                             that very Slurm, and its helper
+#   make rpm [SLURM_SRC=...]  the RPM; with SLURM_SRC also conduit-bb-switch-lua
 
 VERSION      := 0.1.0
 B            := build
@@ -170,11 +171,16 @@ dist:
 	  --exclude=./build --exclude=./.git .
 
 # Built with rpmbuild; --nodeps because this host's rpm database does not
-# know the build packages (Debian installs them with apt).
-rpm: dist
+# know the build packages (Debian installs them with apt).  With
+# SLURM_SRC (a configured Slurm tree) also the conduit-bb-switch-lua
+# subpackage: the switch/lua plugin for that exact Slurm version.
+RPM_SLURM = $(if $(SLURM_SRC),--define "slurm_src $(abspath $(SLURM_SRC))" \
+  --define "slurm_build $(abspath $(SLURM_BUILD))" \
+  --define "slurm_version $(SLURM_VERSION)")
+rpm: dist $(if $(SLURM_SRC),switch-plugin-tree)
 	rm -rf $(B)/rpm
 	rpmbuild -ta --nodeps --define "_topdir $(CURDIR)/$(B)/rpm" \
-	  --define "lua_version $(RPM_LUA_VERSION)" $(B)/conduit-bb-$(VERSION).tar.gz
+	  --define "lua_version $(RPM_LUA_VERSION)" $(RPM_SLURM) $(B)/conduit-bb-$(VERSION).tar.gz
 	@ls $(B)/rpm/RPMS/*/conduit-bb-*.rpm
 
 clean:
