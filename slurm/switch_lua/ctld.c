@@ -33,6 +33,7 @@
 #include "slurm/slurm.h"
 #include "slurm/slurm_errno.h"
 #include "src/common/job_record.h"
+#include "src/common/node_conf.h"
 #include "src/common/read_config.h"
 #include "src/common/sluid.h"
 #include "src/common/xmalloc.h"
@@ -65,6 +66,7 @@
 
 static sem_t slots;
 static volatile sig_atomic_t stopping;
+static time_t ctld_started;   /* when this slurmctld loaded the plugin */
 
 /* What a thread needs: copied under the locks, used without them. */
 typedef struct {
@@ -255,6 +257,88 @@ static void hold(job_record_t *job_ptr)
 	job_state_set_flag(job_ptr, JOB_CONFIGURING);
 }
 
+/*
+ * Have all the job's nodes answered this slurmctld?  Not in the first
+ * seconds after a restart: their state comes from the state file until
+ * they register again, and a step is refused meanwhile.
+ */
+static bool nodes_answer(job_record_t *job_ptr)
+{
+	node_record_t *node_ptr;
+
+	if (!job_ptr->node_bitmap)
+		return true;
+	for (int i = 0; (node_ptr = next_node_bitmap(job_ptr->node_bitmap, &i));
+	     i++)
+		if (IS_NODE_NO_RESPOND(node_ptr) || IS_NODE_UNKNOWN(node_ptr) ||
+		    node_ptr->last_response < ctld_started)
+			return false;
+	return true;
+}
+
+#define RELEASE_WAIT_S 60
+
+/*
+ * Lower an accepted job's hold once its nodes answer (at most
+ * RELEASE_WAIT_S later).  A step created before that is refused as
+ * "nodes busy", and srun then backs off for minutes: this is what a
+ * setup run again right after a restart would meet.
+ */
+static void *release_thread(void *arg)
+{
+	task_t *t = arg;
+	unsigned waited;
+
+	for (waited = 0;; waited++) {
+		job_record_t *job_ptr;
+
+		sleep(1);
+		lock_slurmctld(job_node_write);
+		if (stopping) {
+			unlock_slurmctld(job_node_write);
+			break;
+		}
+		job_ptr = find_job_record(t->job_id);
+		if (!job_ptr || (const void *)job_ptr != t->job) {
+			unlock_slurmctld(job_node_write);
+			break;
+		}
+		if (nodes_answer(job_ptr) || waited >= RELEASE_WAIT_S ||
+		    !IS_JOB_RUNNING(job_ptr)) {
+			debug("%s: %sthe job's nodes answer: released",
+			      plugin_type, t->what);
+			prolog_running_decr(job_ptr);
+			unlock_slurmctld(job_node_write);
+			break;
+		}
+		unlock_slurmctld(job_node_write);
+	}
+	task_free(t);
+	return NULL;
+}
+
+/* prolog_running_decr now, or once the nodes answer */
+static void release(job_record_t *job_ptr, const task_t *setup)
+{
+	task_t *t;
+
+	if (nodes_answer(job_ptr)) {
+		prolog_running_decr(job_ptr);
+		return;
+	}
+	info("%s: %pJ: its nodes do not answer yet: held until they do",
+	     plugin_type, job_ptr);
+	t = xmalloc(sizeof(*t));
+	*t = *setup;
+	swl_out_init(&t->table);
+	t->nodes = NULL;
+	t->blob = NULL;
+	if (detached(release_thread, t)) {
+		task_free(t);
+		prolog_running_decr(job_ptr);
+	}
+}
+
 void swl_ctld_job_start(void *arg)
 {
 	job_record_t *job_ptr = arg;
@@ -377,7 +461,10 @@ static void setup_done(task_t *t, swl_call_t *c)
 			if (abandoned)
 				start_orphan_teardown(t, NULL, 0);
 		}
-		prolog_running_decr(job_ptr);
+		if ((accepted || declined) && !ended)
+			release(job_ptr, t); /* the job is launched */
+		else
+			prolog_running_decr(job_ptr);
 		touched();
 	} else {
 		/*
@@ -667,6 +754,7 @@ int swl_ctld_init(void)
 		return SLURM_ERROR;
 	}
 	stopping = 0;
+	ctld_started = time(NULL);
 	return SLURM_SUCCESS;
 }
 
