@@ -257,6 +257,20 @@ else
 	for slurm in ${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4}; do
 		e2e_one "$slurm"
 	done
+	# The switch/lua plugin on Slurm 26.05.3 built from source: its own
+	# root (/var/tmp/conduit-bb-trixie-switch) and its own ports, so it
+	# can run beside the others.
+	if [ -f ../shared/vendor/slurm-26.05.3.tar.xz ] ||
+		[ -n "${SLURM_SRC:-}${CBB_SLURM_TARBALL:-}" ]; then
+		ports_before=${CBB_E2E_PORTS-none}
+		export CBB_E2E_PORTS="${CBB_SWITCH_E2E_PORTS:-7817 7818 25600}"
+		e2e_one 26.05-switch
+		if [ "$ports_before" = none ]; then unset CBB_E2E_PORTS; else CBB_E2E_PORTS=$ports_before; fi
+	else
+		n=$((n + 1))
+		skip=$((skip + 1))
+		echo "ok $n - switch/lua plugin end to end on Slurm 26.05 # SKIP no ../shared/vendor/slurm-26.05.3.tar.xz beside the project: run it with SLURM_SRC=<a Slurm 26.05 source tree> make check (or CBB_SLURM_TARBALL=<its tarball>)"
+	fi
 fi
 
 echo "checks: $pass passed, $fail failed, $skip skipped"
