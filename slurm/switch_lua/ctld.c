@@ -98,6 +98,32 @@ static void task_free(task_t *t)
 	xfree(t);
 }
 
+/* The task's job_complete jobinfo: a copy of blob (none when len is 0). */
+static void task_set_blob(task_t *t, const unsigned char *blob, size_t len)
+{
+	xfree(t->blob);
+	t->blob_len = 0;
+	if (!len)
+		return;
+	t->blob = xmalloc(len);
+	memcpy(t->blob, blob, len);
+	t->blob_len = (uint32_t)len;
+}
+
+/* A copy of a task that owns its own table, nodes and blob. */
+static task_t *task_clone(const task_t *src)
+{
+	task_t *t = xmalloc(sizeof(*t));
+
+	*t = *src;
+	swl_out_init(&t->table);
+	swl_put_raw(&t->table, src->table.data, src->table.len);
+	t->nodes = xstrdup(src->nodes);
+	t->blob = NULL;
+	task_set_blob(t, src->blob, src->blob_len);
+	return t;
+}
+
 static void touched(void)
 {
 	if (&last_job_update)
@@ -208,11 +234,7 @@ static void start_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
 	task_t *t = task_new(job_ptr, false);
 
 	t->seq = ji->seq;
-	if (ji->blob_len) {
-		t->blob = xmalloc(ji->blob_len);
-		memcpy(t->blob, ji->blob, ji->blob_len);
-		t->blob_len = ji->blob_len;
-	}
+	task_set_blob(t, ji->blob, ji->blob_len);
 	t->eagain_ok = eagain_ok || swl_block_job_complete();
 	ji->state = SWL_TEARDOWN;
 	ji->busy = true;
@@ -229,22 +251,12 @@ static void start_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
 static void start_orphan_teardown(const task_t *setup,
 				  const unsigned char *blob, size_t blob_len)
 {
-	task_t *t = xmalloc(sizeof(*t));
+	task_t *t = task_clone(setup);
 
-	*t = *setup;
 	t->start = false;
 	t->seq = 0;
 	t->job = NULL;
-	swl_out_init(&t->table);
-	swl_put_raw(&t->table, setup->table.data, setup->table.len);
-	t->nodes = xstrdup(setup->nodes);
-	t->blob = NULL;
-	t->blob_len = 0;
-	if (blob_len) {
-		t->blob = xmalloc(blob_len);
-		memcpy(t->blob, blob, blob_len);
-		t->blob_len = (uint32_t)blob_len;
-	}
+	task_set_blob(t, blob, blob_len);
 	t->eagain_ok = swl_block_job_complete();
 	snprintf(t->what, sizeof(t->what), "JobId=%u job_complete: ",
 		 setup->job_id);
@@ -328,11 +340,7 @@ static void release(job_record_t *job_ptr, const task_t *setup)
 	}
 	info("%s: %pJ: its nodes do not answer yet: held until they do",
 	     plugin_type, job_ptr);
-	t = xmalloc(sizeof(*t));
-	*t = *setup;
-	swl_out_init(&t->table);
-	t->nodes = NULL;
-	t->blob = NULL;
+	t = task_clone(setup);
 	if (detached(release_thread, t)) {
 		task_free(t);
 		prolog_running_decr(job_ptr);
