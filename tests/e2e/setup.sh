@@ -176,6 +176,7 @@ SwitchTimeout=5
 SessionKeyFile=/etc/slurm/conduit_bb.key
 SessionDelivery=file
 SessionDir=/run/conduit_bb
+SwitchBlockJobComplete=yes
 CONF
 fi
 mkdir -p "$R/var/spool/slurmctld" "$R/var/spool/slurmd" "$R/var/log/slurm" \

@@ -57,7 +57,7 @@ JOB
 expect "switch_lua.so exports exactly init, fini, plugin_name/type/version/id and the 22 switch_p_* of 26.05's op table" \
 	plugin_exports "$R/usr/lib/x86_64-linux-gnu/slurm/switch_lua.so"
 expect "slurmctld loaded switch/lua and asked switch.lua's two once-hooks" \
-	ctld_log "switch/lua: /etc/slurm/switch.lua loaded: block_job_complete=no setup_special_steps=no"
+	ctld_log "switch/lua: /etc/slurm/switch.lua loaded: block_job_complete=yes setup_special_steps=no"
 expect "both slurmd loaded the plugin inert (no error naming switch/lua)" slurmd_quiet
 
 # ---- 1. a session on both nodes ---------------------------------------------
@@ -147,14 +147,19 @@ expect "... exactly once (one cancel, no requeue)" \
 	[ "$(ctld_count "switch/lua: JobId=$J8 cancelled"):$(ctld_count "switch/lua: JobId=$J8 requeued")" = 1:0 ]
 expect "... its script never ran" gone "$JOBS/net-$J8.out"
 
-# ---- 8. a release that fails drains the nodes -------------------------------
+# ---- 8. a release that keeps failing drains the nodes -----------------------
+# (SwitchBlockJobComplete=yes: a failed release answers EAGAIN, retried
+# switch_retries=2 times, switch_retry_interval=3 s apart)
 J9=$(submit net.sh --export=ALL,HOLD=3 -N2 --network=conduit:pool=t4+gpus=1 --output=net-%j.out)
 expect "failed release: the job runs" wait_for 60 state_is "$J9" RUNNING
-ctl_faults '{"fail_next": 1, "status": 503}'
+ctl_faults '{"fail_next": 3, "status": 503}'
 expect "... the job completes" wait_for 60 state_is "$J9" COMPLETED
-expect "... its release fails (503) and both its nodes are drained" wait_for 30 drained 2
+expect "... its release fails (503), job_complete answers EAGAIN and is called again twice" \
+	wait_for 30 sh -c "[ \$(grep -c 'JobId=$J9 job_complete: EAGAIN' '$R/var/log/slurm/slurmctld.log') = 2 ]"
+expect "... then both its nodes are drained" wait_for 30 drained 2
 expect "... with a reason naming the job and the failure" \
-	reason_is cbb1 "switch/lua: JobId=$J9 teardown failed: returned -1"
+	reason_is cbb1 "switch/lua: JobId=$J9 teardown failed: EAGAIN more than switch_retries=2 times"
+expect "... the controller saw the three attempts" [ "$(ctl_count "$J9" fault)" = 3 ]
 ctl_faults '{}'
 in_root scontrol update nodename=cbb1,cbb2 state=resume
 expect "... resumed, the nodes are idle again" wait_for 30 all_idle
