@@ -8,7 +8,11 @@
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
-#   make rpm / make deb       the RPM (rpm/conduit-bb.spec) / the Debian package
+#   make switch-plugin SLURM_SRC=<configured Slurm 26.05 tree>
+#                             build/switch_lua/: the switch/lua plugin for
+#                             that very Slurm, and its helper
+#   make rpm [SLURM_SRC=...]  the RPM; with SLURM_SRC also conduit-bb-switch-lua
+#   make deb                  the Debian package (deb/build.sh)
 
 VERSION      := 0.1.0
 B            := build
@@ -130,6 +134,9 @@ $(B) $(LB):
 lua-all: $(GEN)/conduit.pb-c.h
 	for v in 5.1 5.2 5.3 5.4; do $(MAKE) --no-print-directory LUA_VERSION=$$v $(B)/lua$$v/conduit_bb.so || exit 1; done
 
+# ---- the switch/lua plugin for Slurm (slurm/switch_lua/) --------------
+include slurm/switch_lua/switch_lua.mk
+
 # ---- tests -----------------------------------------------------------
 include tests/tests.mk
 
@@ -194,11 +201,16 @@ dist:
 	  --exclude=./build --exclude=./.git .
 
 # Built with rpmbuild; --nodeps because this host's rpm database does not
-# know the build packages (Debian installs them with apt).
-rpm: dist
+# know the build packages (Debian installs them with apt).  With
+# SLURM_SRC (a configured Slurm tree) also the conduit-bb-switch-lua
+# subpackage: the switch/lua plugin for that exact Slurm version.
+RPM_SLURM = $(if $(SLURM_SRC),--define "slurm_src $(abspath $(SLURM_SRC))" \
+  --define "slurm_build $(abspath $(SLURM_BUILD))" \
+  --define "slurm_version $(SLURM_VERSION)")
+rpm: dist $(if $(SLURM_SRC),switch-plugin-tree)
 	rm -rf $(B)/rpm
 	rpmbuild -ta --nodeps --define "_topdir $(CURDIR)/$(B)/rpm" \
-	  --define "lua_version $(RPM_LUA_VERSION)" $(B)/conduit-bb-$(VERSION).tar.gz
+	  --define "lua_version $(RPM_LUA_VERSION)" $(RPM_SLURM) $(B)/conduit-bb-$(VERSION).tar.gz
 	@ls $(B)/rpm/RPMS/*/conduit-bb-*.rpm
 
 # The Debian package (dpkg-deb): for Lua 5.1, where Debian's Slurm looks

@@ -8,6 +8,8 @@
 #
 # Every quoted #include must name a header of a part its file may use;
 # prints each break as "file:line: includes X from PART" and exits 1.
+# slurm/switch_lua/ (the switch/lua plugin) includes its own headers and
+# Slurm's ("src/common/...", from the Slurm tree), never the module's.
 # The Makefile gives each part only its own -I flags, so the compiler
 # enforces the same rule; this states it where a reviewer can read it.
 cd "$(dirname "$0")/.." || exit 1
@@ -43,6 +45,29 @@ for f in src/*/*.c src/*/*.h src/*.c; do
 			echo "$f:$n: includes $h from ${home:-nowhere}"
 			bad=1
 		fi
+	done < "$f"
+done
+for f in slurm/switch_lua/*.c slurm/switch_lua/*.h; do
+	n=0
+	while IFS= read -r line; do
+		n=$((n + 1))
+		case $line in
+		'#include "'*) ;;
+		*) continue ;;
+		esac
+		h=${line#\#include \"}
+		h=${h%%\"*}
+		case $h in
+		*/*) # Slurm's: a path its tree has and the module's src/ has not
+			if [ -e "$h" ] || [ -e "${h#../../}" ]; then
+				echo "$f:$n: includes $h, not a Slurm header"
+				bad=1
+			fi ;;
+		*) [ -f "slurm/switch_lua/$h" ] || {
+				echo "$f:$n: includes $h from outside slurm/switch_lua"
+				bad=1
+			} ;;
+		esac
 	done < "$f"
 done
 # Nothing but the joining module and its export map at the top.

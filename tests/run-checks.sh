@@ -177,6 +177,8 @@ part_switch() {
 		start_server controller "$controller-asan"
 	check "switch lifecycles with conduit_bb.so under ASan+UBSan" \
 		under_asan switch 0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan"
+	check "switch/lua plugin's helper: a fresh state per call, the return conventions, /dev/null stdio, the timeout and the exit killing its process group" \
+		$B/test/test_runner $B/switch_lua/switch-lua-run $B/lua5.4
 }
 
 # --- conduit-bb check: golden output ------------------------------------
@@ -254,7 +256,7 @@ install_layout() {
 	[ -f $d/etc/slurm/burst_buffer.lua.conduit-bb ] || return 1
 }
 rpm_contents() {
-	make --no-print-directory -s rpm RPM_LUA_VERSION=5.3 >"$P/rpm.log" 2>&1 ||
+	make --no-print-directory -s rpm RPM_LUA_VERSION=5.3 SLURM_SRC= >"$P/rpm.log" 2>&1 ||
 		{ tail -20 "$P/rpm.log"; return 1; }
 	p=$(ls $B/rpm/RPMS/*/conduit-bb-*.rpm)
 	files=$(rpm -qpl "$p")
@@ -327,7 +329,14 @@ fi
 S=$(mktemp -d)
 chmod 0755 "$S"
 checks=${CBB_CHECKS:-all}
-matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4}
+# The switch/lua plugin's suite (26.05-switch) needs Slurm 26.05.3's
+# source: ../shared/vendor's tarball, or SLURM_SRC / CBB_SLURM_TARBALL.
+switch_src=""
+if [ -f ../shared/vendor/slurm-26.05.3.tar.xz ] ||
+	[ -n "${SLURM_SRC:-}${CBB_SLURM_TARBALL:-}" ]; then
+	switch_src=" 26.05-switch"
+fi
+matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4$switch_src}
 HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan
 switch cli admin hookloop valgrind install"
 # the order they start in: the longest first
@@ -340,6 +349,7 @@ HOST_PARTS=$(echo $HOST_PARTS)  # one line
 HOST_START=$(echo $HOST_START)
 E2E_PARTS=""
 e2e_skip=""
+switch_skip=""
 if [ "$checks" != fast ]; then
 	if [ "${CBB_SKIP_E2E:-}" = 1 ]; then
 		e2e_skip="CBB_SKIP_E2E=1"
@@ -347,6 +357,8 @@ if [ "$checks" != fast ]; then
 		e2e_skip="needs root (chroot, mounts)"
 	else
 		for s in $matrix; do E2E_PARTS="$E2E_PARTS e2e-$s"; done
+		[ -n "$switch_src" ] || [ -n "${CBB_E2E_MATRIX:-}" ] ||
+			switch_skip="no ../shared/vendor/slurm-26.05.3.tar.xz beside the project: run it with SLURM_SRC=<a Slurm 26.05 source tree> make check (or CBB_SLURM_TARBALL=<its tarball>)"
 	fi
 fi
 [ "$checks" = e2e ] && HOST_PARTS="" && HOST_START=""
@@ -473,6 +485,11 @@ if [ -n "$e2e_skip" ]; then
 	n=$((n + 1))
 	skip=$((skip + 1))
 	echo "ok $n - end-to-end suite # SKIP $e2e_skip"
+fi
+if [ -n "$switch_skip" ]; then
+	n=$((n + 1))
+	skip=$((skip + 1))
+	echo "ok $n - switch/lua plugin end to end on Slurm 26.05 # SKIP $switch_skip"
 fi
 
 # ---- each part's wall time (side by side: they add up to more than the whole)

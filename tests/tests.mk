@@ -48,6 +48,14 @@ $(T)/test_switch: tests/switch/test_switch.c tests/switch/host.c tests/switch/ho
 	  tests/switch/test_switch.c tests/switch/host.c \
 	  $$($(PKG_CONFIG) --cflags --libs lua5.4) $(CMOCKA_LIBS) -o $@
 
+# The switch/lua plugin's helper through the plugin's runner, no Slurm.
+$(T)/test_runner: tests/switch/test_runner.c slurm/switch_lua/spawn.c slurm/switch_lua/wire.c \
+                  $(wildcard slurm/switch_lua/*.h) $(B)/switch_lua/switch-lua-run | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) -std=gnu99 -D_GNU_SOURCE -g -O1 -Wall -Wextra $(CMOCKA_CFLAGS) \
+	  tests/switch/test_runner.c slurm/switch_lua/spawn.c slurm/switch_lua/wire.c \
+	  $(CMOCKA_LIBS) -lpthread -o $@
+
 # libFuzzer needs clang; `make fuzz` runs it, `make check` replays the corpus.
 $(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_SRC) $(HDRS) | $(B)/fuzz
 	clang -std=gnu99 -D_GNU_SOURCE -g -O1 $(SAN) -fsanitize=fuzzer $(INC_ALL) \
@@ -74,7 +82,8 @@ $(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*/*.c $(HDRS)) $(GEN)/c
 
 test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
             $(addprefix $(ASAN)/unit_,$(UNITS)) $(ASAN)/fuzz_replay \
-            $(addprefix $(T)/hook_loop-,$(TEST_LUAS)) $(T)/test_switch
+            $(addprefix $(T)/hook_loop-,$(TEST_LUAS)) $(T)/test_switch \
+            $(B)/switch_lua/switch-lua-run $(T)/test_runner
 
 test-all:
 	sh tests/run-checks.sh

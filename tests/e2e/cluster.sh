@@ -1,7 +1,9 @@
 #!/bin/sh
 # cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit|wipe-conduit
 # Start or stop munged, the Conduit test server, MariaDB, slurmdbd,
-# slurmctld and slurmd in the root.  Stopping goes by pid file, then any process left whose root is
+# slurmctld and slurmd in the root (with the switch/lua plugin, profile
+# 26.05-switch: also the test session controller, and two slurmd, nodes
+# cbb1 and cbb2).  Stopping goes by pid file, then any process left whose root is
 # the chroot, then unmounts: safe to run at any time, any number of times.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -43,7 +45,16 @@ start_conduit() {
 	}
 }
 
-node_idle() { in_root sinfo -h -o %t | grep -qx idle; }
+node_idle() { [ "$(in_root sinfo -h -o %t | sort -u)" = idle ]; } # every node
+# the nodes of this profile, each a slurmd (-N NAME with multiple-slurmd)
+slurmd_nodes() { [ -n "$SWITCH_PLUGIN" ] && echo cbb1 cbb2; }
+
+# The test session controller (tests/switch/controller.py), in the root.
+start_sessions() {
+	mkdir -p "$R$SESSIONS" "$R/run/conduit_bb"
+	chmod 0755 "$R/run/conduit_bb"
+	chroot "$R" sh $E2E_SRC/tests/switch/controller-ctl.sh start $SESSIONS $SESSION_PORT
+}
 db_up() { in_root mariadb -e "select 1"; }
 dbd_up() { in_root sacctmgr -n show cluster format=cluster; }
 
@@ -81,8 +92,18 @@ start() {
 	chroot --userspec=munge:munge "$R" /usr/sbin/munged || return 1
 	start_conduit || return 1
 	start_db || return 1
+	if [ -n "$SWITCH_PLUGIN" ]; then
+		start_sessions || return 1
+	fi
 	in_root /usr/sbin/slurmctld || return 1
-	in_root /usr/sbin/slurmd || return 1
+	if [ -n "$SWITCH_PLUGIN" ]; then
+		for n in $(slurmd_nodes); do
+			mkdir -p "$R/var/spool/slurmd/$n"
+			in_root /usr/sbin/slurmd -N "$n" || return 1
+		done
+	else
+		in_root /usr/sbin/slurmd || return 1
+	fi
 	wait_for 30 node_idle || {
 		log "e2e: the node did not become idle"
 		tail -20 "$R/var/log/slurm/slurmctld.log" >&2
@@ -93,6 +114,8 @@ start() {
 stop() {
 	[ -d "$R/proc" ] || return 0
 	stop_pidfile run/slurmd.pid
+	for n in $(slurmd_nodes); do stop_pidfile "run/slurmd-$n.pid"; done
+	stop_pidfile "$SESSIONS/pid"
 	stop_pidfile run/slurmctld.pid 60
 	stop_pidfile run/slurmdbd.pid 30
 	stop_pidfile run/mysqld/mysqld.pid 60

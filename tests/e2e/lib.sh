@@ -12,14 +12,29 @@
 #          Slurm 24.11.5 built from Debian's copy of the upstream source
 #          against Lua 5.4 (as EL9 sites run it), in a Debian 13 root
 #          root /var/tmp/conduit-bb-trixie-lua54
+#   26.05-switch
+#          Slurm 26.05.3 built from ../shared/vendor/slurm-26.05.3.tar.xz
+#          (or CBB_SLURM_TARBALL, or SLURM_SRC: a Slurm 26.05 source tree)
+#          against Lua 5.4 with --enable-multiple-slurmd,
+#          in a Debian 13 root, with the switch/lua plugin of slurm/switch_lua/
+#          built against that tree: two slurmd on this host (nodes cbb1 and
+#          cbb2), SwitchType=switch/lua; its scenario is switch.sh
+#          root /var/tmp/conduit-bb-trixie-switch, ports 7817 7818 25600
 #
 # Other parameters (environment), each with a default from the profile:
 #   CBB_E2E_ROOT, CBB_E2E_SUITE (the Debian suite), CBB_E2E_PORTS
 #   ("slurmctld slurmd conduit", default "6817 6818 24600"; slurmdbd
-#   takes slurmctld's port + 2), and
+#   takes slurmctld's port + 2; with two slurmd the second takes slurmd's
+#   port + 10 and the session controller conduit's + 1), and
 #   CBB_DEBIAN_MIRROR (default: the mirror of this machine's apt sources).
 PROFILE=${CBB_E2E_SLURM:-24.11}
+HERE=${HERE:-$(cd "$(dirname "$0")/../.." && pwd)}
 SLURM_SOURCE=                    # a version: built from source, not packages
+SLURM_TARBALL=                   # its source: a local tarball, else Debian's
+SLURM_CONFIGURE=                 # more ./configure flags
+SWITCH_PLUGIN=                   # 1: slurm/switch_lua/ built and installed
+DEFAULT_PORTS="6817 6818 24600"
+DEFAULT_PARTS="basic restarts faults workloads features wave"
 case $PROFILE in
 24.11)
 	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie}
@@ -38,21 +53,39 @@ case $PROFILE in
 	BOOTSTRAP_SCRIPT=$SUITE
 	SLURM_SOURCE=24.11.5
 	LUA=5.4 ;;
+26.05-switch)
+	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie-switch}
+	SUITE=${CBB_E2E_SUITE:-trixie}
+	BOOTSTRAP_SCRIPT=$SUITE
+	# The source: SLURM_SRC (a Slurm 26.05 source tree), CBB_SLURM_TARBALL,
+	# else ../shared/vendor/ (the project sits beside shared/)
+	SLURM_TARBALL=${SLURM_SRC:-${CBB_SLURM_TARBALL:-$HERE/../shared/vendor/slurm-26.05.3.tar.xz}}
+	SLURM_SOURCE=26.05.3
+	if [ -f "$SLURM_TARBALL/META" ]; then
+		SLURM_SOURCE=$(awk '$1 == "Version:" { print $2 }' "$SLURM_TARBALL/META")
+	fi
+	SLURM_CONFIGURE=--enable-multiple-slurmd
+	SWITCH_PLUGIN=1
+	DEFAULT_PORTS="7817 7818 25600"
+	DEFAULT_PARTS=switch
+	LUA=5.4 ;;
 *)
-	echo "e2e: unknown CBB_E2E_SLURM=$PROFILE (24.11, 26.05 or 24.11-lua5.4)" >&2
+	echo "e2e: unknown CBB_E2E_SLURM=$PROFILE (24.11, 26.05, 24.11-lua5.4 or 26.05-switch)" >&2
 	exit 2 ;;
 esac
-ports=${CBB_E2E_PORTS:-6817 6818 24600}
+ports=${CBB_E2E_PORTS:-$DEFAULT_PORTS}
 CTLD_PORT=${ports%% *}
 ports=${ports#* }
 SLURMD_PORT=${ports%% *}
 CONDUIT_PORT=${ports#* }
 DBD_PORT=$((CTLD_PORT + 2))      # slurmdbd (MariaDB has its socket only)
-HERE=${HERE:-$(cd "$(dirname "$0")/../.." && pwd)}
+SLURMD2_PORT=$((SLURMD_PORT + 10)) # the second slurmd (26.05-switch)
+SESSION_PORT=$((CONDUIT_PORT + 1)) # the test session controller (26.05-switch)
 HOSTNAME_S=$(hostname -s)
 E2E_SRC=/opt/conduit-bb          # the project, copied into the root
 PKI=/etc/slurm/conduit-pki       # certificates, inside the root
 SRV=/var/lib/conduit-test        # Conduit test server state, inside the root
+SESSIONS=/var/lib/conduit-session # the test session controller's (26.05-switch)
 JOBS=/home/alice/jobs            # where the demo and tests put job files
 
 in_root() { chroot "$R" "$@"; }

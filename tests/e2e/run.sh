@@ -4,8 +4,9 @@
 # built there against the Lua that Slurm uses, and the Conduit test
 # server, all on 127.0.0.1.  Jobs run as alice.  Prints one line per
 # check, each naming the Slurm ("ok - [24.11] ..."), and
-# "e2e: N passed, N failed".  CBB_E2E_PARTS chooses the scenarios (all by
-# default: basic restarts faults workloads features wave).
+# "e2e: N passed, N failed".  CBB_E2E_PARTS chooses the scenarios (the
+# profile's by default: basic restarts faults workloads features wave;
+# switch for 26.05-switch).
 set -u
 . "$(dirname "$0")/lib.sh"
 E2E=$HERE/tests/e2e
@@ -24,7 +25,8 @@ LABEL=$(slurm_label)
 . "$E2E/checks.sh"
 sh "$E2E/cluster.sh" stop
 rm -rf "$R/var/spool/slurmctld/"* "$R/var/spool/slurmd/"* "$R/var/spool/conduit_bb" \
-	"$R$SRV/"*.json "$R$SRV/rpc.log" "$R/var/log/slurm/"*.log "$R$JOBS" "$R/data/"* "$R/scratch/"*
+	"$R$SRV/"*.json "$R$SRV/rpc.log" "$R/var/log/slurm/"*.log "$R$JOBS" "$R/data/"* "$R/scratch/"* \
+	"$R$SESSIONS/state.json" "$R$SESSIONS/log" "$R$SESSIONS/faults.json"
 mkdir -p "$R$JOBS/multi" "$R/data/in/set/sub" "$R/data/mv" "$R/data/out"
 echo alpha > "$R/data/in/a.txt"
 echo bravo > "$R/data/in/b.txt"
@@ -42,7 +44,7 @@ expect "slurmctld runs burst_buffer.lua in Lua $LUA (its memory map)" \
 note "accounting: $(in_root /usr/sbin/slurmdbd -V) over MariaDB $(in_root mariadb -N -e 'select version()')"
 note "setup took $((t0 - t_start)) s, cluster start $(( $(date +%s) - t0 )) s"
 
-for part in ${CBB_E2E_PARTS:-basic restarts faults workloads features wave}; do
+for part in ${CBB_E2E_PARTS:-$DEFAULT_PARTS}; do
 	t0=$(date +%s)
 	# the wave keeps both cores busy: tests/run-checks.sh holds it back
 	# (CBB_E2E_WAVE_GATE: a file that appears) until the checks that

@@ -8,6 +8,9 @@
 #   26.05  debootstrap forky, Debian's Slurm 26.05 packages (Lua 5.1)
 #   24.11-lua5.4  debootstrap trixie, Slurm 24.11.5 built from source
 #          against Lua 5.4 (tests/e2e/build-slurm.sh)
+#   26.05-switch  debootstrap trixie, Slurm 26.05.3 built from
+#          ../shared/vendor against Lua 5.4 with --enable-multiple-slurmd,
+#          and the switch/lua plugin (make switch-plugin) built against it
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -108,6 +111,16 @@ mkdir -p "$R$E2E_SRC"
 mount_root
 in_root make -s -C "$E2E_SRC" LUA_VERSION=$LUA >/dev/null
 in_root make -s -C "$E2E_SRC" install LUA_VERSION=$LUA PREFIX=/usr/local >/dev/null
+if [ -n "$SWITCH_PLUGIN" ]; then
+	# the plugin against the configured tree of the Slurm it runs in
+	tree=/usr/src/slurm-$SLURM_SOURCE
+	in_root make -s -C "$E2E_SRC" install-switch-plugin SLURM_SRC=$tree \
+		LUA_VERSION=$LUA >"$R/tmp/switch-plugin.log" 2>&1 || {
+		cat "$R/tmp/switch-plugin.log" >&2
+		log "e2e: make switch-plugin SLURM_SRC=$tree failed"
+		exit 1
+	}
+fi
 in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/bb/proto \
 	--python_out=$E2E_SRC/build/gen/py --grpc_out=$E2E_SRC/build/gen/py \
 	--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $E2E_SRC/src/bb/proto/conduit.proto"
@@ -116,9 +129,12 @@ umount_root
 # configs
 mkdir -p "$R/etc/slurm"
 for f in slurm slurmdbd; do
+	in=$f
+	[ "$f" = slurm ] && [ -n "$SWITCH_PLUGIN" ] && in=slurm-switch
 	sed -e "s/@HOST@/$HOSTNAME_S/g" -e "s/@CTLD_PORT@/$CTLD_PORT/" \
 		-e "s/@SLURMD_PORT@/$SLURMD_PORT/" -e "s/@DBD_PORT@/$DBD_PORT/" \
-		"$HERE/tests/e2e/etc/$f.conf.in" > "$R/etc/slurm/$f.conf"
+		-e "s/@SLURMD2_PORT@/$SLURMD2_PORT/" \
+		"$HERE/tests/e2e/etc/$in.conf.in" > "$R/etc/slurm/$f.conf"
 done
 chmod 0600 "$R/etc/slurm/slurmdbd.conf" # slurmdbd insists
 cp "$HERE/tests/e2e/etc/mariadb.cnf" "$R/etc/mysql/mariadb.conf.d/99-conduit-bb.cnf"
@@ -143,6 +159,26 @@ StageOutSources=/home,/scratch
 StageOutDestinations=/home,/data
 AuditLog=/var/log/slurm/conduit_bb-audit.log
 CONF
+if [ -n "$SWITCH_PLUGIN" ]; then
+	# the switch half: switch.lua, the key that signs each job's jobinfo,
+	# and the test session controller (started by cluster.sh)
+	cp "$HERE/lua/switch.lua" "$R/etc/slurm/switch.lua"
+	[ -s "$R/etc/slurm/conduit_bb.key" ] ||
+		head -c 48 /dev/urandom > "$R/etc/slurm/conduit_bb.key"
+	chmod 0600 "$R/etc/slurm/conduit_bb.key"
+	cat >> "$R/etc/slurm/conduit_bb.conf" <<CONF
+SwitchController=http
+SwitchControllerURL=https://localhost:$SESSION_PORT
+SwitchCACert=$SESSIONS/pki/ca.crt
+SwitchClientCert=$SESSIONS/pki/service.crt
+SwitchClientKey=$SESSIONS/pki/service.key
+SwitchTimeout=5
+SessionKeyFile=/etc/slurm/conduit_bb.key
+SessionDelivery=file
+SessionDir=/run/conduit_bb
+SwitchBlockJobComplete=yes
+CONF
+fi
 mkdir -p "$R/var/spool/slurmctld" "$R/var/spool/slurmd" "$R/var/log/slurm" \
 	"$R$SRV" "$R/data" "$R/scratch"
 chmod 1777 "$R/data" "$R/scratch"

@@ -70,17 +70,19 @@ def make_handler(state, log_path, faults_path):
 
         def reply(self, code, body, what):
             data = json.dumps(body).encode() if body is not None else b""
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            # logged first: a request whose client gave up (a killed
+            # hook) still did what it did
             rec = {"t": round(time.time(), 3), "method": self.command,
                    "path": self.path, "status": code, "what": what}
             if isinstance(body, dict) and "uid" in body:
                 rec["uid"] = body["uid"]
             with open(log_path, "a") as f:
                 f.write(json.dumps(rec) + "\n")
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def key(self):
             parts = self.path.split("/")

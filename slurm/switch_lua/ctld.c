@@ -1,0 +1,773 @@
+/*
+ * ctld.c - switch/lua in slurmctld: job_start and job_complete without
+ * ever blocking the scheduler.
+ *
+ * Slurm calls switch_p_job_start and switch_p_job_complete inside
+ * select_nodes and deallocate_nodes, under its job and node write locks
+ * (../shared/reference/switch-plugin-slurm.md).  Both only copy what the
+ * hook needs (a "task"), mark the job, start a detached thread and
+ * return.  The thread runs the helper, then takes the locks, finds the
+ * job again by id and applies the result only when the job record, its
+ * run (sluid and restart count) and its jobinfo (a sequence
+ * number unique in this slurmctld) are still the ones it was started
+ * for.
+ *
+ * While job_start runs the job is held the way PrologSlurmctld holds
+ * it: details->prolog_running is raised and JOB_CONFIGURING set, so no
+ * step can be created and the batch script waits; the thread lowers
+ * prolog_running exactly once (prolog_running_decr, which launches the
+ * job when nothing else holds it).  A failed setup requeues the job, or
+ * cancels it when it cannot be requeued, once: the jobinfo is gone
+ * before the requeue, so Slurm's own job_complete call finds nothing.
+ *
+ * slurmctld-only symbols are weak: srun and slurmd load this plugin too.
+ */
+#include "src/common/slurm_xlator.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "slurm/slurm.h"
+#include "slurm/slurm_errno.h"
+#include "src/common/job_record.h"
+#include "src/common/node_conf.h"
+#include "src/common/read_config.h"
+#include "src/common/sluid.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
+#include "src/interfaces/switch.h"
+#include "src/slurmctld/job_scheduler.h"
+#include "src/slurmctld/locks.h"
+#include "src/slurmctld/slurmctld.h"
+#include "src/slurmctld/state_save.h"
+#include "src/stepmgr/srun_comm.h"
+
+#include "ops.h"
+#include "swl.h"
+
+/* Only slurmctld has these; elsewhere they are NULL and unused. */
+#pragma weak find_job_record
+#pragma weak lock_slurmctld
+#pragma weak unlock_slurmctld
+#pragma weak job_requeue_internal
+#pragma weak job_signal
+#pragma weak prolog_running_decr
+#pragma weak drain_nodes
+#pragma weak srun_user_message
+#pragma weak schedule_job_save
+#pragma weak slurm_job_state_set_flag
+#pragma weak job_list
+#pragma weak last_job_update
+
+#define MAX_HELPERS 64  /* helpers at once; more tasks wait for a slot */
+
+static sem_t slots;
+static volatile sig_atomic_t stopping;
+static time_t ctld_started;   /* when this slurmctld loaded the plugin */
+
+/* What a thread needs: copied under the locks, used without them. */
+typedef struct {
+	bool start;            /* job_start, else job_complete */
+	uint32_t job_id;
+	const void *job;       /* the record, compared, never followed */
+	uint64_t seq;          /* of the jobinfo it works for; 0: none */
+	uint64_t sluid;
+	uint16_t restart_cnt;
+	time_t start_time;
+	swl_out_t table;       /* the job as switch.lua sees it */
+	char *nodes;           /* the nodes to drain on a failed teardown */
+	unsigned char *blob;   /* job_complete's jobinfo; NULL: nil */
+	uint32_t blob_len;
+	bool eagain_ok;        /* EAGAIN means "again", not a failure */
+	char what[64];         /* "JobId=N job_start: " for the log */
+} task_t;
+
+static const slurmctld_lock_t job_node_write = {
+	.conf = READ_LOCK, .job = WRITE_LOCK, .node = WRITE_LOCK,
+	.fed = READ_LOCK,
+};
+
+static void task_free(task_t *t)
+{
+	swl_out_free(&t->table);
+	xfree(t->nodes);
+	xfree(t->blob);
+	xfree(t);
+}
+
+/* The task's job_complete jobinfo: a copy of blob (none when len is 0). */
+static void task_set_blob(task_t *t, const unsigned char *blob, size_t len)
+{
+	xfree(t->blob);
+	t->blob_len = 0;
+	if (!len)
+		return;
+	t->blob = xmalloc(len);
+	memcpy(t->blob, blob, len);
+	t->blob_len = (uint32_t)len;
+}
+
+/* A copy of a task that owns its own table, nodes and blob. */
+static task_t *task_clone(const task_t *src)
+{
+	task_t *t = xmalloc(sizeof(*t));
+
+	*t = *src;
+	swl_out_init(&t->table);
+	swl_put_raw(&t->table, src->table.data, src->table.len);
+	t->nodes = xstrdup(src->nodes);
+	t->blob = NULL;
+	task_set_blob(t, src->blob, src->blob_len);
+	return t;
+}
+
+static void touched(void)
+{
+	if (&last_job_update)
+		last_job_update = time(NULL);
+	schedule_job_save();
+}
+
+/* The job table of the contract: job_id, user, nodes, partition, ... */
+static task_t *task_new(job_record_t *job_ptr, bool start)
+{
+	task_t *t = xmalloc(sizeof(*t));
+	char sluid[64];
+
+	t->start = start;
+	t->job_id = job_ptr->job_id;
+	t->job = job_ptr;
+	t->sluid = job_ptr->step_id.sluid;
+	t->restart_cnt = job_ptr->restart_cnt;
+	t->start_time = job_ptr->start_time;
+	t->nodes = xstrdup(job_ptr->nodes);
+	snprintf(t->what, sizeof(t->what), "JobId=%u %s: ", job_ptr->job_id,
+		 start ? "job_start" : "job_complete");
+	print_sluid(job_ptr->step_id.sluid, sluid, sizeof(sluid));
+
+	swl_out_init(&t->table);
+	swl_open(&t->table);
+	swl_kv_int(&t->table, "job_id", job_ptr->job_id);
+	swl_kv_str(&t->table, "sluid", sluid);
+	swl_kv_int(&t->table, "restart_cnt", job_ptr->restart_cnt);
+	swl_kv_int(&t->table, "user_id", job_ptr->user_id);
+	swl_kv_int(&t->table, "group_id", job_ptr->group_id);
+	swl_kv_str(&t->table, "user_name", job_ptr->user_name);
+	swl_kv_str(&t->table, "account", job_ptr->account);
+	swl_kv_str(&t->table, "partition", job_ptr->partition);
+	swl_kv_str(&t->table, "nodes", job_ptr->nodes);
+	swl_kv_int(&t->table, "num_nodes", job_ptr->node_cnt);
+	swl_kv_str(&t->table, "network", job_ptr->network);
+	swl_kv_str(&t->table, "cluster", slurm_conf.cluster_name);
+	swl_kv_bool(&t->table, "batch", job_ptr->batch_flag != 0);
+	if (job_ptr->het_job_id)
+		swl_kv_int(&t->table, "het_job_id", job_ptr->het_job_id);
+	swl_close(&t->table);
+	return t;
+}
+
+static swl_jobinfo_t *jobinfo_of(job_record_t *job_ptr)
+{
+	swl_jobinfo_t *ji = job_ptr ? job_ptr->switch_jobinfo : NULL;
+
+	return ji && ji->magic == SWL_MAGIC ? ji : NULL;
+}
+
+/* The job again, by id: NULL unless the same record, run and jobinfo. */
+static job_record_t *same_run(const task_t *t, swl_jobinfo_t **jip,
+			      bool *same_record)
+{
+	job_record_t *job_ptr = find_job_record(t->job_id);
+	swl_jobinfo_t *ji;
+
+	*jip = NULL;
+	*same_record = job_ptr && (const void *)job_ptr == t->job;
+	if (!*same_record)
+		return NULL;
+	ji = jobinfo_of(job_ptr);
+	/* (not start_time: a node power-up moves it within one run) */
+	if (!ji || ji->seq != t->seq || job_ptr->step_id.sluid != t->sluid ||
+	    job_ptr->restart_cnt != t->restart_cnt)
+		return NULL;
+	*jip = ji;
+	return job_ptr;
+}
+
+/* ---- threads -------------------------------------------------------------- */
+
+static void *task_thread(void *arg);
+
+static int detached(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* the helper does the work: a small stack is plenty */
+	pthread_attr_setstacksize(&attr, 1024 * 1024);
+	rc = pthread_create(&tid, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+static void spawn(task_t *t)
+{
+	if (detached(task_thread, t)) {
+		/* cannot happen short of exhaustion; the job stays held
+		 * until a restart runs its setup again */
+		error("%s: %scannot start a thread: %m", plugin_type, t->what);
+		task_free(t);
+	}
+}
+
+/* ---- job_start ------------------------------------------------------------ */
+
+/* A teardown task from what the job record holds now. */
+static void start_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
+			   bool eagain_ok)
+{
+	task_t *t = task_new(job_ptr, false);
+
+	t->seq = ji->seq;
+	task_set_blob(t, ji->blob, ji->blob_len);
+	t->eagain_ok = eagain_ok || swl_block_job_complete();
+	ji->state = SWL_TEARDOWN;
+	ji->busy = true;
+	touched();
+	spawn(t);
+}
+
+/*
+ * A teardown for a setup that did not report (timed out, exited, or
+ * its result came for a run that is over): job_complete with a nil
+ * jobinfo, or with the jobinfo a late setup returned.  The job record
+ * keeps nothing of it.
+ */
+static void start_orphan_teardown(const task_t *setup,
+				  const unsigned char *blob, size_t blob_len)
+{
+	task_t *t = task_clone(setup);
+
+	t->start = false;
+	t->seq = 0;
+	t->job = NULL;
+	task_set_blob(t, blob, blob_len);
+	t->eagain_ok = swl_block_job_complete();
+	snprintf(t->what, sizeof(t->what), "JobId=%u job_complete: ",
+		 setup->job_id);
+	spawn(t);
+}
+
+static void hold(job_record_t *job_ptr)
+{
+	job_ptr->details->prolog_running++;
+	job_state_set_flag(job_ptr, JOB_CONFIGURING);
+}
+
+/*
+ * Have all the job's nodes answered this slurmctld?  Not in the first
+ * seconds after a restart: their state comes from the state file until
+ * they register again, and a step is refused meanwhile.
+ */
+static bool nodes_answer(job_record_t *job_ptr)
+{
+	node_record_t *node_ptr;
+
+	if (!job_ptr->node_bitmap)
+		return true;
+	for (int i = 0; (node_ptr = next_node_bitmap(job_ptr->node_bitmap, &i));
+	     i++)
+		if (IS_NODE_NO_RESPOND(node_ptr) || IS_NODE_UNKNOWN(node_ptr) ||
+		    node_ptr->last_response < ctld_started)
+			return false;
+	return true;
+}
+
+#define RELEASE_WAIT_S 60
+
+/*
+ * Lower an accepted job's hold once its nodes answer (at most
+ * RELEASE_WAIT_S later).  A step created before that is refused as
+ * "nodes busy", and srun then backs off for minutes: this is what a
+ * setup run again right after a restart would meet.
+ */
+static void *release_thread(void *arg)
+{
+	task_t *t = arg;
+	unsigned waited;
+
+	for (waited = 0;; waited++) {
+		job_record_t *job_ptr;
+
+		sleep(1);
+		lock_slurmctld(job_node_write);
+		if (stopping) {
+			unlock_slurmctld(job_node_write);
+			break;
+		}
+		job_ptr = find_job_record(t->job_id);
+		if (!job_ptr || (const void *)job_ptr != t->job) {
+			unlock_slurmctld(job_node_write);
+			break;
+		}
+		if (nodes_answer(job_ptr) || waited >= RELEASE_WAIT_S ||
+		    !IS_JOB_RUNNING(job_ptr)) {
+			debug("%s: %sthe job's nodes answer: released",
+			      plugin_type, t->what);
+			prolog_running_decr(job_ptr);
+			unlock_slurmctld(job_node_write);
+			break;
+		}
+		unlock_slurmctld(job_node_write);
+	}
+	task_free(t);
+	return NULL;
+}
+
+/* prolog_running_decr now, or once the nodes answer */
+static void release(job_record_t *job_ptr, const task_t *setup)
+{
+	task_t *t;
+
+	if (nodes_answer(job_ptr)) {
+		prolog_running_decr(job_ptr);
+		return;
+	}
+	info("%s: %pJ: its nodes do not answer yet: held until they do",
+	     plugin_type, job_ptr);
+	t = task_clone(setup);
+	if (detached(release_thread, t)) {
+		task_free(t);
+		prolog_running_decr(job_ptr);
+	}
+}
+
+void swl_ctld_job_start(void *arg)
+{
+	job_record_t *job_ptr = arg;
+	swl_jobinfo_t *old = jobinfo_of(job_ptr), *ji;
+	task_t *t;
+
+	if (!job_ptr->network || !job_ptr->network[0] || !job_ptr->details)
+		return; /* the contract: only jobs that asked for --network */
+	/* a requeued job's previous run: a teardown Slurm never got to
+	 * run (a restart in between) runs now; the record starts afresh */
+	if (old && old->state == SWL_TEARDOWN && !old->busy)
+		start_teardown(job_ptr, old, true);
+	if (old && old->state == SWL_READY) /* ended without job_complete */
+		start_teardown(job_ptr, old, false);
+	swl_jobinfo_destroy(job_ptr->switch_jobinfo);
+	job_ptr->switch_jobinfo = NULL;
+
+	ji = swl_jobinfo_new();
+	ji->state = SWL_SETUP;
+	ji->job_id = job_ptr->job_id;
+	ji->sluid = job_ptr->step_id.sluid;
+	ji->restart_cnt = job_ptr->restart_cnt;
+	ji->start_time = job_ptr->start_time;
+	ji->busy = true;
+	job_ptr->switch_jobinfo = ji;
+	hold(job_ptr);
+
+	t = task_new(job_ptr, true);
+	t->seq = ji->seq;
+	debug("%s: %sheld while switch.lua sets it up", plugin_type, t->what);
+	spawn(t);
+}
+
+static char killed_msg[] = "switch setup failed, job killed";
+
+/* A failed setup: requeue, or cancel what cannot be requeued. */
+static void fail_job(job_record_t *job_ptr, const char *reason)
+{
+	job_record_t *target = job_ptr;
+	int rc = SLURM_ERROR;
+
+	if (job_ptr->het_job_id)
+		target = find_job_record(job_ptr->het_job_id);
+	if (target)
+		rc = job_requeue_internal(0, target, false, 0);
+	if (target && (rc == SLURM_SUCCESS || rc == ESLURM_JOB_PENDING)) {
+		info("%s: %pJ requeued: %s", plugin_type, job_ptr, reason);
+		xfree(job_ptr->state_desc);
+		job_ptr->state_desc = xstrdup(reason);
+		return;
+	}
+	info("%s: %pJ cancelled (cannot be requeued: %s): %s", plugin_type,
+	     job_ptr, target ? slurm_strerror(rc) : "no het job leader",
+	     reason);
+	srun_user_message(job_ptr, killed_msg);
+	job_signal(job_ptr, SIGKILL, 0, 0, false);
+	job_ptr->state_reason = FAIL_LAUNCH;
+	xfree(job_ptr->state_desc);
+	job_ptr->state_desc = xstrdup(reason);
+}
+
+static void setup_done(task_t *t, swl_call_t *c)
+{
+	bool accepted = c->outcome == SWL_OK && c->rc == SLURM_SUCCESS &&
+			c->value.tag == '{';
+	bool declined = c->outcome == SWL_OK && c->rc == SLURM_SUCCESS &&
+			c->value.tag != '{';
+	/* the script cannot say what it left: teardown with nil */
+	bool abandoned = c->outcome == SWL_TIMED_OUT ||
+			 c->outcome == SWL_EXITED || c->outcome == SWL_UNSAVED;
+	const unsigned char *blob = NULL;
+	size_t blob_len = 0;
+	job_record_t *job_ptr;
+	swl_jobinfo_t *ji;
+	bool same_record;
+
+	if (accepted) {
+		/* the value as it came: one wire value, a table */
+		const unsigned char *end = c->run.answer + c->run.answer_len;
+		swl_val_t v;
+
+		blob = c->value.s - 1;
+		blob_len = (size_t)(swl_get(blob, end, &v) - blob);
+	}
+	if (accepted)
+		verbose("%s: %saccepted", plugin_type, t->what);
+	else if (declined)
+		verbose("%s: %sdeclined (no jobinfo)", plugin_type, t->what);
+	else if (c->outcome == SWL_OK)
+		error("%s: %sreturned %d: the setup failed", plugin_type,
+		      t->what, c->rc);
+	else
+		error("%s: %s%s: %s", plugin_type, t->what,
+		      swl_outcome_str(c), c->msg);
+
+	lock_slurmctld(job_node_write);
+	if (stopping) {
+		unlock_slurmctld(job_node_write);
+		return;
+	}
+	job_ptr = same_run(t, &ji, &same_record);
+	if (job_ptr && ji->state == SWL_SETUP) {
+		bool ended = ji->flags & SWL_F_ENDED;
+
+		ji->busy = false;
+		if (accepted) {
+			ji->blob = xmalloc(blob_len);
+			memcpy(ji->blob, blob, blob_len);
+			ji->blob_len = (uint32_t)blob_len;
+			ji->state = SWL_READY;
+			if (ended) /* Slurm's job_complete came meanwhile */
+				start_teardown(job_ptr, ji, true);
+		} else {
+			swl_jobinfo_destroy(ji);
+			job_ptr->switch_jobinfo = NULL;
+			if (!declined && !ended)
+				fail_job(job_ptr, c->outcome == SWL_TIMED_OUT ?
+					 "switch setup timed out" :
+					 "switch setup failed");
+			if (abandoned)
+				start_orphan_teardown(t, NULL, 0);
+		}
+		if ((accepted || declined) && !ended)
+			release(job_ptr, t); /* the job is launched */
+		else
+			prolog_running_decr(job_ptr);
+		touched();
+	} else {
+		/*
+		 * Not this run any more (requeued, or the record is gone):
+		 * what a late setup made is torn down, nothing else changes.
+		 * The hold it raised is still the record's own: lowered.
+		 */
+		job_record_t *rec = same_record ? find_job_record(t->job_id) :
+						  NULL;
+		swl_jobinfo_t *mine = jobinfo_of(rec);
+
+		info("%s: %sits job changed while it ran (requeued, or over): "
+		     "result dropped", plugin_type, t->what);
+		if (mine && mine->seq == t->seq) {
+			/* requeued while set up: this run's record goes */
+			swl_jobinfo_destroy(mine);
+			rec->switch_jobinfo = NULL;
+			touched();
+		}
+		if (rec && rec->details && rec->details->prolog_running)
+			prolog_running_decr(rec);
+		if (accepted)
+			start_orphan_teardown(t, blob, blob_len);
+		else if (abandoned)
+			start_orphan_teardown(t, NULL, 0);
+	}
+	unlock_slurmctld(job_node_write);
+}
+
+/* ---- job_complete --------------------------------------------------------- */
+
+void swl_ctld_job_complete(void *arg)
+{
+	job_record_t *job_ptr = arg;
+	swl_jobinfo_t *ji = jobinfo_of(job_ptr);
+
+	if (!ji)
+		return; /* declined, failed, or never set up */
+	switch (ji->state) {
+	case SWL_SETUP:
+		/* the setup thread tears down what it made, when it ends */
+		ji->flags |= SWL_F_ENDED;
+		touched();
+		return;
+	case SWL_READY:
+		start_teardown(job_ptr, ji, false);
+		return;
+	case SWL_TEARDOWN:
+		/* after a restart Slurm runs a COMPLETING job's teardown
+		 * again: so do we, with the same jobinfo */
+		if (!ji->busy)
+			start_teardown(job_ptr, ji, true);
+		return;
+	case SWL_DONE:
+		return;
+	}
+}
+
+static void drain(const task_t *t, const char *why)
+{
+	char reason[256];
+
+	if (!t->nodes || !t->nodes[0])
+		return;
+	if (!swl_conf.drain_on_failure) {
+		error("%s: %s%s: nodes %s not drained "
+		      "(switch_drain_on_failure=no)", plugin_type, t->what, why,
+		      t->nodes);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "switch/lua: JobId=%u teardown "
+		 "failed: %s", t->job_id, why);
+	error("%s: %sdraining %s: %s", plugin_type, t->what, t->nodes, why);
+	drain_nodes(t->nodes, reason, slurm_conf.slurm_user_id);
+}
+
+static void teardown_done(task_t *t, bool failed, const char *why)
+{
+	job_record_t *job_ptr;
+	swl_jobinfo_t *ji;
+	bool same_record;
+
+	lock_slurmctld(job_node_write);
+	if (stopping) {
+		unlock_slurmctld(job_node_write);
+		return;
+	}
+	if (failed)
+		drain(t, why);
+	job_ptr = t->seq ? same_run(t, &ji, &same_record) : NULL;
+	if (job_ptr && ji->state == SWL_TEARDOWN) {
+		ji->state = SWL_DONE;
+		ji->busy = false;
+		ji->retries = 0;
+		xfree(ji->blob);
+		ji->blob_len = 0;
+		touched();
+	}
+	unlock_slurmctld(job_node_write);
+}
+
+/* Count an EAGAIN on the job record, so a restart keeps the count. */
+static unsigned count_retry(const task_t *t)
+{
+	job_record_t *job_ptr;
+	swl_jobinfo_t *ji;
+	bool same_record;
+	unsigned n = 0;
+
+	lock_slurmctld(job_node_write);
+	if ((job_ptr = t->seq ? same_run(t, &ji, &same_record) : NULL)) {
+		n = ++ji->retries;
+		touched();
+	}
+	unlock_slurmctld(job_node_write);
+	return n;
+}
+
+static void teardown(task_t *t)
+{
+	unsigned tries = 0;
+
+	for (;;) {
+		swl_call_t c;
+		char why[192];
+		bool failed = true;
+
+		swl_call("job_complete", t->what, &t->table, t->blob ? t->blob :
+			 (const unsigned char *)"n", t->blob ? t->blob_len : 1,
+			 &c);
+		if (stopping) {
+			swl_call_free(&c);
+			return;
+		}
+		if (c.outcome == SWL_OK && c.rc == EAGAIN && t->eagain_ok) {
+			unsigned n = t->seq ? count_retry(t) : ++tries;
+
+			swl_call_free(&c);
+			if (n <= swl_conf.retries) {
+				verbose("%s: %sEAGAIN (%u of %u): again in %us",
+					plugin_type, t->what, n,
+					swl_conf.retries,
+					swl_conf.retry_interval_s);
+				sem_post(&slots);
+				sleep(swl_conf.retry_interval_s);
+				while (sem_wait(&slots) < 0)
+					;
+				continue;
+			}
+			snprintf(why, sizeof(why), "EAGAIN more than "
+				 "switch_retries=%u times", swl_conf.retries);
+		} else if (c.outcome == SWL_OK && c.rc == EAGAIN) {
+			snprintf(why, sizeof(why), "EAGAIN, without "
+				 "block_job_complete");
+		} else if (c.outcome == SWL_OK && c.rc < 0) {
+			snprintf(why, sizeof(why), "returned %d", c.rc);
+		} else if (c.outcome == SWL_OK) {
+			if (c.rc > 0)
+				info("%s: %sreturned %d (logged only)",
+				     plugin_type, t->what, c.rc);
+			else
+				verbose("%s: %storn down", plugin_type, t->what);
+			failed = false;
+			why[0] = '\0';
+		} else {
+			snprintf(why, sizeof(why), "%s: %.120s",
+				 swl_outcome_str(&c), c.msg);
+		}
+		swl_call_free(&c);
+		teardown_done(t, failed, why);
+		return;
+	}
+}
+
+static void *task_thread(void *arg)
+{
+	task_t *t = arg;
+
+	while (sem_wait(&slots) < 0)
+		;
+	if (!stopping) {
+		if (t->start) {
+			swl_call_t c;
+
+			swl_call("job_start", t->what, &t->table, NULL, 0, &c);
+			if (!stopping)
+				setup_done(t, &c);
+			swl_call_free(&c);
+		} else {
+			teardown(t);
+		}
+	}
+	sem_post(&slots);
+	task_free(t);
+	return NULL;
+}
+
+/* ---- after a restart ------------------------------------------------------ */
+
+/*
+ * Slurm forgets a held job's prolog_running on restart and re-runs only
+ * PrologSlurmctld (read_config.c _sync_nodes_to_jobs); a COMPLETING
+ * job's teardown it runs again itself (deallocate_nodes, so
+ * swl_ctld_job_complete above).  What is left: setups that were running
+ * (held and run again, as the contract asks), teardowns of jobs no
+ * longer COMPLETING, and jobs that ended with their jobinfo still
+ * READY (the state was saved between their end and job_complete).
+ */
+static int restart_one(void *x, void *arg)
+{
+	job_record_t *job_ptr = x;
+	swl_jobinfo_t *ji = jobinfo_of(job_ptr);
+	task_t *t;
+
+	if (!ji || ji->busy)
+		return 0;
+	switch (ji->state) {
+	case SWL_SETUP:
+		t = task_new(job_ptr, true);
+		if (IS_JOB_RUNNING(job_ptr) && !IS_JOB_COMPLETING(job_ptr) &&
+		    !(ji->flags & SWL_F_ENDED) && job_ptr->details &&
+		    ji->restart_cnt == job_ptr->restart_cnt &&
+		    ji->sluid == job_ptr->step_id.sluid) {
+			info("%s: %pJ: its setup was running when slurmctld "
+			     "stopped: held, job_start runs again", plugin_type,
+			     job_ptr);
+			ji->busy = true;
+			hold(job_ptr);
+			t->seq = ji->seq;
+			spawn(t);
+		} else {
+			/* over before its setup reported: torn down blind */
+			info("%s: %pJ: its setup was running when slurmctld "
+			     "stopped and the job is over: job_complete with "
+			     "no jobinfo", plugin_type, job_ptr);
+			swl_jobinfo_destroy(ji);
+			job_ptr->switch_jobinfo = NULL;
+			start_orphan_teardown(t, NULL, 0);
+			task_free(t);
+		}
+		touched();
+		return 0;
+	case SWL_TEARDOWN:
+		info("%s: %pJ: its teardown was running when slurmctld stopped: "
+		     "job_complete runs again", plugin_type, job_ptr);
+		start_teardown(job_ptr, ji, true);
+		return 0;
+	case SWL_READY:
+		if (IS_JOB_FINISHED(job_ptr) && !IS_JOB_COMPLETING(job_ptr))
+			start_teardown(job_ptr, ji, true);
+		return 0;
+	}
+	return 0;
+}
+
+static void *restart_thread(void *arg)
+{
+	/* switch_p_restore runs before the job state is read, holding the
+	 * write locks until it is: this waits for that */
+	lock_slurmctld(job_node_write);
+	if (!stopping && job_list)
+		list_for_each(job_list, restart_one, NULL);
+	unlock_slurmctld(job_node_write);
+	return NULL;
+}
+
+void swl_ctld_restore(void)
+{
+	if (detached(restart_thread, NULL))
+		error("%s: cannot start the restart thread: %m", plugin_type);
+}
+
+/* ---- load ------------------------------------------------------------------- */
+
+int swl_ctld_init(void)
+{
+	if (!find_job_record || !lock_slurmctld || !unlock_slurmctld ||
+	    !job_requeue_internal || !job_signal || !prolog_running_decr ||
+	    !drain_nodes || !srun_user_message || !schedule_job_save ||
+	    !slurm_job_state_set_flag || !&job_list) {
+		error("%s: slurmctld does not export what this plugin needs "
+		      "(built against another Slurm?)", plugin_type);
+		return SLURM_ERROR;
+	}
+	if (sem_init(&slots, 0, MAX_HELPERS) < 0) {
+		error("%s: sem_init: %m", plugin_type);
+		return SLURM_ERROR;
+	}
+	stopping = 0;
+	ctld_started = time(NULL);
+	return SLURM_SUCCESS;
+}
+
+void swl_ctld_fini(void)
+{
+	/* threads still running apply nothing after this */
+	stopping = 1;
+}
