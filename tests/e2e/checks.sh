@@ -74,9 +74,10 @@ in_flight() { # in_flight TYPE [JOBS]
 		-newermt '60 seconds ago' 2>/dev/null)
 	[ -n "$files" ] || return 0
 	starts=$(rpcs | grep '"method": "StartTransfer"' | grep "SLURMTYPE:$word,")
+	# (a file a teardown removes after the find is skipped: awk goes on)
 	# shellcheck disable=SC2086
 	awk -v t="$1" 'FNR == 1 { j = FILENAME; sub(/.*\/conduit\./, "", j); sub(/\.started$/, "", j) }
-		$4 == t { k[j " " $6] = $8 } END { for (x in k) if (k[x] == "U") print x }' $files |
+		$4 == t { k[j " " $6] = $8 } END { for (x in k) if (k[x] == "U") print x }' $files 2>/dev/null |
 		while read -r j ix; do
 			[ -z "${2:-}" ] || printf '%s\n' $2 | grep -qx "$j" || continue
 			printf '%s\n' "$starts" | grep -q "SLURMJOB:$j,.*SLURMINDEX:$ix,SLURMTYPE:$word," &&

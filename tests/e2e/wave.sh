@@ -132,11 +132,12 @@ hooks_now() { # scripts slurmscriptd runs now (its children, forked or not yet)
 }
 # (samples go to a file: wait_ids runs in a subshell)
 sample() { hooks_now >> "$R/tmp/wave-peak"; }
-ids_where() { # ids_where STATE REASON-PART [COUNT [body]] (plain jobs only, none of $exclude)
+ids_where() { # ids_where STATE REASON-PART [COUNT [body]] (plain jobs only, none of $exclude; only $only if set)
 	# body: only jobs whose script runs (it has written its log)
 	in_root squeue -h -t all -u alice -o '%A|%T|%r|%j' 2>/dev/null |
-		awk -F'|' -v s="$1" -v r="$2" -v x=" ${exclude:-} " \
-			'$4 == "wave-plain.sh" && $2 == s && (r == "" || index($3, r)) && !index(x, " " $1 " ")' |
+		awk -F'|' -v s="$1" -v r="$2" -v x=" ${exclude:-} " -v o=" ${only:-} " \
+			'$4 == "wave-plain.sh" && $2 == s && (r == "" || index($3, r)) && !index(x, " " $1 " ") &&
+			 (o == "  " || index(o, " " $1 " "))' |
 		cut -d'|' -f1 | while read -r j; do
 			[ "${4:-}" != body ] || [ -f "$R$W/$j-log.txt" ] && echo "$j"
 		done | head -n "${3:-1000}"
@@ -251,6 +252,15 @@ mark() { marks="$marks $1@$(( $(date +%s) - wave_t0 ))s"; }
 lat=""
 plain=""
 arrays=""
+# 8 plain jobs are submitted held (as their user would, sbatch -H) and
+# kept for the chaos that needs jobs at a given point: 5 released after
+# the first restart, to be requeued while they run, and 3 after that, to
+# be hurried in stage-out.  Picked from whatever job happened to be
+# running or staging out at that moment, the wave found none when load
+# had moved every plain job past that point (the 26.05 cell, with the
+# machine loaded by a second job).
+for_requeue=""
+for_hurry=""
 cancelled=""
 cut_in=""
 in_outage=""
@@ -259,6 +269,9 @@ while [ $i -lt 64 ]; do
 	t=$(ms)
 	if [ $((i % 16)) = 15 ]; then
 		j=$(submit wave-array.sh --array=0-9) && arrays="$arrays $j"
+	elif [ $i -ge 52 ] && [ $i -le 59 ]; then
+		j=$(submit wave-plain.sh -H) && plain="$plain $j" &&
+			if [ $i -le 56 ]; then for_requeue="$for_requeue $j"; else for_hurry="$for_hurry $j"; fi
 	else
 		j=$(submit wave-plain.sh) && plain="$plain $j"
 	fi
@@ -301,7 +314,8 @@ mark restarted
 # behind them: a requeued job still staging out when slurmctld restarts is
 # one Slurm loses (docs/admin.md); released, each goes through stage-out
 # again, where the Conduit server will be stopped under one of them
-requeued=$(wait_ids 180 RUNNING "" 5 body)
+for j in $for_requeue; do in_root scontrol release "$j"; done
+requeued=$(only=$for_requeue wait_ids 180 RUNNING "" 5 body)
 for j in $requeued; do in_root scontrol requeuehold "$j"; done
 mark requeued
 expect "wave: 5 jobs requeued while running" [ "$(echo $requeued | wc -w)" = 5 ]
@@ -313,11 +327,13 @@ requeued_settled() {
 }
 expect "wave: ... each staged its first attempt out and waits, held" wait_for 120 requeued_settled
 release_held
-# stage-out held until 3 plain jobs are in it (not the requeued, whose
-# checks are their own), then hurried
+# the 3 kept for it run (their stage-in at the usual pace), then stage-out
+# is held while their scripts sleep, so all 3 stay in it until hurried
+for j in $for_hurry; do in_root scontrol release "$j"; done
+only=$for_hurry wait_ids 180 RUNNING "" 3 body >/dev/null
 faults "{$HOLD}"
-exclude=$requeued
-hurried=$(wait_ids 180 STAGE_OUT "" 3)
+hurried=$(only=$for_hurry wait_ids 180 STAGE_OUT "" 3)
+unset only
 for j in $hurried; do in_root scancel --hurry "$j"; done
 mark hurried
 expect "wave: 3 jobs hurried in stage-out" [ "$(echo $hurried | wc -w)" = 3 ]
