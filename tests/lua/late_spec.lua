@@ -59,10 +59,17 @@ describe("a stage hook after the job's teardown", function()
   it("data_in overtaken by the teardown stops what it started, by id", function()
     -- the server creates the transfer, then answers a second late; the
     -- teardown (its Query did not see the transfer yet) runs meanwhile
-    H.faults('{"start_then_stall_ms": 1500, "delay_ms": {"DATA_TRANSFERRING": 60000}}')
+    -- (a budget well past the stall: the answer must come, only late)
+    H.conf({ RequestTimeout = "10" })
+    H.faults('{"start_then_stall_ms": 2500, "delay_ms": {"DATA_TRANSFERRING": 60000}}')
     local j = old_job({ "#CONDUIT_PRE cp in/a.txt out/race1" })
     spit(jobstates .. "/" .. j.id, "CANCELLED")
-    sh("(sleep 0.5; echo " .. os.time() .. " > " .. state_file(j, "over") .. ") &")
+    -- the teardown's mark lands once the server holds the StartTransfer
+    -- (its log line comes before the stall), not after a guessed sleep:
+    -- a loaded machine may take longer than any sleep to send the call
+    sh("(i=0; while [ $i -lt 400 ] && ! grep -q '\"StartTransfer\".*SLURMJOB:" .. j.id .. ",' " ..
+       H.sdir .. "/rpc.log 2>/dev/null; do sleep 0.05; i=$((i + 1)); done; " ..
+       "[ -d " .. statedir .. " ] && echo " .. os.time() .. " > " .. state_file(j, "over") .. ") &")
     fresh()
     local mark = rpc_mark()
     assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
