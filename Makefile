@@ -4,7 +4,8 @@
 #   make LUA_VERSION=5.1      build/lua5.1/conduit_bb.so (5.2, 5.3 likewise)
 #   make check                install test dependencies, build, run every test
 #   make check-fast           the same without a real Slurm (a few minutes)
-#   make e2e SLURM=24.11      the end-to-end suite on one Slurm (26.05, 24.11-lua5.4)
+#   make e2e SLURM=24.11      the end-to-end suite on one Slurm (26.05, 24.11-lua5.4,
+#                             25.05-lua5.3, 25.11-lua5.4, 26.05-switch)
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
 #   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)

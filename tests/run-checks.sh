@@ -17,7 +17,11 @@
 #   CBB_CHECKS=all|fast|e2e  all parts (default); everything without a
 #                            real Slurm (make check-fast); only the
 #                            end-to-end suites (make e2e)
-#   CBB_E2E_MATRIX           the Slurms (default: 24.11 26.05 24.11-lua5.4)
+#   CBB_E2E_MATRIX           the Slurms (default: 24.11 26.05 24.11-lua5.4,
+#                            and, when their Slurm's source is beside the
+#                            project in ../shared/vendor/ (CBB_SLURM_VENDOR),
+#                            25.05-lua5.3 25.11-lua5.4 26.05-switch; each
+#                            missing one is reported as skipped)
 #   CBB_SKIP_E2E=1           the end-to-end suites are skipped (reported)
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -329,14 +333,35 @@ fi
 S=$(mktemp -d)
 chmod 0755 "$S"
 checks=${CBB_CHECKS:-all}
+# Slurm release tarballs beside the project (CBB_SLURM_VENDOR: another
+# directory holding them; tests/e2e/lib.sh reads the same)
+vendor=${CBB_SLURM_VENDOR:-../shared/vendor}
+# The Slurms built from them, "PROFILE TARBALL WHAT" (tests/e2e/lib.sh):
+# in the matrix when the tarball is there, else reported as skipped
+VENDORED="25.05-lua5.3 slurm-25.05.8.tar.xz Slurm_25.05.8_built_against_Lua_5.3,_as_EL8_links_it
+25.11-lua5.4 slurm-25.11.7.tar.xz Slurm_25.11.7_built_against_Lua_5.4"
+vendored=""
+vendor_skips="" # "WHAT|PROFILE|TARBALL" lines
+while read -r prof tarball what; do
+	if [ -f "$vendor/$tarball" ]; then
+		vendored="$vendored $prof"
+	else
+		vendor_skips="$vendor_skips$(echo "$what" | tr _ ' ')|$prof|$tarball
+"
+	fi
+done <<VENDORED
+$VENDORED
+VENDORED
 # The switch/lua plugin's suite (26.05-switch) needs Slurm 26.05.3's
-# source: ../shared/vendor's tarball, or SLURM_SRC / CBB_SLURM_TARBALL.
+# source: the vendor tarball, or SLURM_SRC / CBB_SLURM_TARBALL.
 switch_src=""
-if [ -f ../shared/vendor/slurm-26.05.3.tar.xz ] ||
+if [ -f "$vendor/slurm-26.05.3.tar.xz" ] ||
 	[ -n "${SLURM_SRC:-}${CBB_SLURM_TARBALL:-}" ]; then
 	switch_src=" 26.05-switch"
 fi
-matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4$switch_src}
+# (26.05-switch last: its second slurmd takes slurmd's port + 10, which
+# would be the next suite's)
+matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4$vendored$switch_src}
 HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan
 switch cli admin hookloop valgrind install"
 # the order they start in: the longest first
@@ -358,7 +383,8 @@ if [ "$checks" != fast ]; then
 	else
 		for s in $matrix; do E2E_PARTS="$E2E_PARTS e2e-$s"; done
 		[ -n "$switch_src" ] || [ -n "${CBB_E2E_MATRIX:-}" ] ||
-			switch_skip="no ../shared/vendor/slurm-26.05.3.tar.xz beside the project: run it with SLURM_SRC=<a Slurm 26.05 source tree> make check (or CBB_SLURM_TARBALL=<its tarball>)"
+			switch_skip="no $vendor/slurm-26.05.3.tar.xz beside the project: run it with SLURM_SRC=<a Slurm 26.05 source tree> make check (or CBB_SLURM_TARBALL=<its tarball>)"
+		[ -z "${CBB_E2E_MATRIX:-}" ] || vendor_skips=""
 	fi
 fi
 [ "$checks" = e2e ] && HOST_PARTS="" && HOST_START=""
@@ -491,13 +517,25 @@ if [ -n "$switch_skip" ]; then
 	skip=$((skip + 1))
 	echo "ok $n - switch/lua plugin end to end on Slurm 26.05 # SKIP $switch_skip"
 fi
+# the vendored Slurms whose tarball is missing (none when the suites are
+# skipped as a whole, or CBB_E2E_MATRIX names the Slurms)
+if [ -z "$e2e_skip" ] && [ "$checks" != fast ]; then
+	while IFS='|' read -r what prof tarball; do
+		[ -n "$prof" ] || continue
+		n=$((n + 1))
+		skip=$((skip + 1))
+		echo "ok $n - end to end on $what ($prof) # SKIP no $vendor/$tarball beside the project: put that release tarball there (or CBB_SLURM_VENDOR=<a directory holding it>) and run make check, or make e2e SLURM=$prof"
+	done <<SKIPS
+$vendor_skips
+SKIPS
+fi
 
 # ---- each part's wall time (side by side: they add up to more than the whole)
-echo "# part          checks  wall"
+echo "# part                checks  wall"
 for p in $ORDER; do
 	[ -f "$S/$p.time" ] || continue
-	printf '# %-14s %5s %5s s\n' "$p" "$(cat "$S/$p.count" 2>/dev/null || echo 0)" "$(cat "$S/$p.time")"
+	printf '# %-20s %5s %5s s\n' "$p" "$(cat "$S/$p.count" 2>/dev/null || echo 0)" "$(cat "$S/$p.time")"
 done
-printf '# %-14s %5s %5s s\n' "all" "$n" "$(( $(date +%s) - t_all ))"
+printf '# %-20s %5s %5s s\n' "all" "$n" "$(( $(date +%s) - t_all ))"
 echo "checks: $pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -1,6 +1,6 @@
 # basic.sh - staging as a user sees it (sourced by run.sh): files and
-# directories in and out, bbstat, a refused directive, failures that hold
-# the job with the line, scancel during stage-in.
+# directories in and out, bbstat, a refused directive, the module missing,
+# failures that hold the job with the line, scancel during stage-in.
 
 # ---- 1. stage-in and stage-out of files and directories ---------------------
 write_job stage.sh <<'JOB'
@@ -87,6 +87,27 @@ expect "sbatch refuses a bad directive" sh -c "! chroot --userspec=alice:alice $
 expect "sbatch prints the one-line reason" grep -qxF "sbatch: error: burst_buffer/lua: $msg" "$R/tmp/bad.err"
 expect "conduit-bb check prints the same message" \
 	sh -c "chroot --userspec=alice:alice $R /usr/local/bin/conduit-bb check $JOBS/bad.sh | grep -qF \"$msg\""
+
+# ---- 3b. the module missing: Slurm loads burst_buffer.lua for every hook --
+# call, so one sbatch while conduit_bb.so is away sees it.  Slurm 25.05 and
+# later answer with Lua's error; 24.11 only logs it in slurmctld's log.
+wait_for 30 torn_down "$J" || true # no hook of the first job is left to run
+so=/usr/local/lib/lua/$LUA/conduit_bb.so
+mv "$R$so" "$R$so.away"
+as_user alice sbatch --chdir=$JOBS "$JOBS/stage.sh" >/dev/null 2>"$R/tmp/nomodule.err"
+nomodule_rc=$?
+mv "$R$so.away" "$R$so"
+expect "without conduit_bb.so, sbatch refuses a job with directives" [ "$nomodule_rc" != 0 ]
+if slurm_at_least 25.05; then
+	expect "... and shows Lua's error from loading burst_buffer.lua (Slurm 25.05 and later)" \
+		grep -qF "sbatch: error: burst_buffer/lua: /etc/slurm/burst_buffer.lua: " "$R/tmp/nomodule.err"
+	expect "... which names the missing module" grep -qF "module 'conduit_bb' not found" "$R/tmp/nomodule.err"
+else
+	expect "... saying only that the request is invalid (Slurm 24.11)" \
+		sh -c "grep -qF 'Burst Buffer request invalid' '$R/tmp/nomodule.err' && ! grep -qF 'not found' '$R/tmp/nomodule.err'"
+	expect "... while slurmctld's log names the missing module" \
+		grep -qF "module 'conduit_bb' not found" "$R/var/log/slurm/slurmctld.log"
+fi
 
 # ---- 4. failures are held with a reason naming the line ----------------------
 write_job missing.sh <<'JOB'

@@ -29,7 +29,10 @@ if [ -d "$SLURM_TARBALL" ]; then
 	[ ! -f "$src/Makefile" ] || (cd "$src" && make -s distclean >/dev/null 2>&1) || true
 elif [ -n "$SLURM_TARBALL" ]; then
 	# unpacked here, so the root needs no xz
-	[ -f "$SLURM_TARBALL" ] || { log "e2e: no $SLURM_TARBALL"; exit 1; }
+	[ -f "$SLURM_TARBALL" ] || {
+		log "e2e: no $SLURM_TARBALL (Slurm $SLURM_SOURCE's release source; CBB_SLURM_VENDOR names another directory holding it)"
+		exit 1
+	}
 	tarball=$(basename "$SLURM_TARBALL")
 	tar xf "$SLURM_TARBALL" -C "$src" --strip-components=1
 else

@@ -111,6 +111,14 @@ hook_reason_ctl() { # hook_reason_ctl JOB HOOK MSG
 	in_root scontrol show job -o "$1" 2>/dev/null |
 		grep -qF -e "$2:_$r" -e "$2_failed:_$r"
 }
+# Whether the Slurm under test is release MAJOR.MINOR or later (LABEL is
+# "24.11" or "24.11/lua5.4"), for the checks on what Slurm itself says,
+# which changed between releases (docs/admin.md, "What differs between
+# the releases")
+slurm_at_least() { # slurm_at_least 25.05
+	echo "${LABEL%%/*} $1" | awk '{ split($1, a, "."); split($2, b, ".");
+		exit !(a[1] + 0 > b[1] + 0 || (a[1] + 0 == b[1] + 0 && a[2] + 0 >= b[2] + 0)) }'
+}
 all_tasks() { # all_tasks ARRAY N WHAT: WHAT holds for each task index 0..N-1
 	i=0
 	while [ $i -lt "$2" ]; do

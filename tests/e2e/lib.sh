@@ -20,6 +20,17 @@
 #          built against that tree: two slurmd on this host (nodes cbb1 and
 #          cbb2), SwitchType=switch/lua; its scenario is switch.sh
 #          root /var/tmp/conduit-bb-trixie-switch, ports 7817 7818 25600
+#   25.05-lua5.3
+#          Slurm 25.05.8 built from ../shared/vendor/slurm-25.05.8.tar.xz
+#          against Lua 5.3 (as EL8 builds link it), in a Debian 13 root
+#          root /var/tmp/conduit-bb-trixie-2505
+#   25.11-lua5.4
+#          Slurm 25.11.7 built from ../shared/vendor/slurm-25.11.7.tar.xz
+#          against Lua 5.4, in a Debian 13 root
+#          root /var/tmp/conduit-bb-trixie-2511
+#   (the release tarballs' directory: CBB_SLURM_VENDOR, default
+#   ../shared/vendor beside the project; these two run the parts that
+#   tell Slurm versions apart, not faults and the 100-job wave)
 #
 # Other parameters (environment), each with a default from the profile:
 #   CBB_E2E_ROOT, CBB_E2E_SUITE (the Debian suite), CBB_E2E_PORTS
@@ -35,6 +46,26 @@ SLURM_CONFIGURE=                 # more ./configure flags
 SWITCH_PLUGIN=                   # 1: slurm/switch_lua/ built and installed
 DEFAULT_PORTS="6817 6818 24600"
 DEFAULT_PARTS="basic restarts faults workloads features wave"
+# the parts whose outcome can differ between Slurm releases (hook
+# arguments, job_info, slurmscriptd, restarts, accounting); faults and the
+# wave test the module against the Conduit server, the same on every Slurm
+VERSION_PARTS="basic restarts workloads features"
+VENDOR=${CBB_SLURM_VENDOR:-$HERE/../shared/vendor}
+# from_source NAME VERSION LUA [SOURCE]: a Debian 13 root named NAME with
+# Slurm VERSION built from SOURCE (a tarball or a source tree; default
+# Debian's copy of the upstream tarball) against Lua LUA
+from_source() {
+	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-$1}
+	SUITE=${CBB_E2E_SUITE:-trixie}
+	BOOTSTRAP_SCRIPT=$SUITE
+	SLURM_SOURCE=$2
+	LUA=$3
+	SLURM_TARBALL=${4:-}
+	# a source tree says its own version
+	if [ -f "$SLURM_TARBALL/META" ]; then
+		SLURM_SOURCE=$(awk '$1 == "Version:" { print $2 }' "$SLURM_TARBALL/META")
+	fi
+}
 case $PROFILE in
 24.11)
 	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie}
@@ -48,29 +79,24 @@ case $PROFILE in
 	BOOTSTRAP_SCRIPT=sid
 	LUA=5.1 ;;
 24.11-lua5.4)
-	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie-lua54}
-	SUITE=${CBB_E2E_SUITE:-trixie}
-	BOOTSTRAP_SCRIPT=$SUITE
-	SLURM_SOURCE=24.11.5
-	LUA=5.4 ;;
+	from_source trixie-lua54 24.11.5 5.4 ;;
 26.05-switch)
-	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie-switch}
-	SUITE=${CBB_E2E_SUITE:-trixie}
-	BOOTSTRAP_SCRIPT=$SUITE
 	# The source: SLURM_SRC (a Slurm 26.05 source tree), CBB_SLURM_TARBALL,
 	# else ../shared/vendor/ (the project sits beside shared/)
-	SLURM_TARBALL=${SLURM_SRC:-${CBB_SLURM_TARBALL:-$HERE/../shared/vendor/slurm-26.05.3.tar.xz}}
-	SLURM_SOURCE=26.05.3
-	if [ -f "$SLURM_TARBALL/META" ]; then
-		SLURM_SOURCE=$(awk '$1 == "Version:" { print $2 }' "$SLURM_TARBALL/META")
-	fi
+	from_source trixie-switch 26.05.3 5.4 \
+		"${SLURM_SRC:-${CBB_SLURM_TARBALL:-$VENDOR/slurm-26.05.3.tar.xz}}"
 	SLURM_CONFIGURE=--enable-multiple-slurmd
 	SWITCH_PLUGIN=1
 	DEFAULT_PORTS="7817 7818 25600"
-	DEFAULT_PARTS=switch
-	LUA=5.4 ;;
+	DEFAULT_PARTS=switch ;;
+25.05-lua5.3)
+	from_source trixie-2505 25.05.8 5.3 "$VENDOR/slurm-25.05.8.tar.xz"
+	DEFAULT_PARTS=$VERSION_PARTS ;;
+25.11-lua5.4)
+	from_source trixie-2511 25.11.7 5.4 "$VENDOR/slurm-25.11.7.tar.xz"
+	DEFAULT_PARTS=$VERSION_PARTS ;;
 *)
-	echo "e2e: unknown CBB_E2E_SLURM=$PROFILE (24.11, 26.05, 24.11-lua5.4 or 26.05-switch)" >&2
+	echo "e2e: unknown CBB_E2E_SLURM=$PROFILE (24.11, 26.05, 24.11-lua5.4, 26.05-switch, 25.05-lua5.3 or 25.11-lua5.4)" >&2
 	exit 2 ;;
 esac
 ports=${CBB_E2E_PORTS:-$DEFAULT_PORTS}

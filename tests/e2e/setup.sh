@@ -11,6 +11,10 @@
 #   26.05-switch  debootstrap trixie, Slurm 26.05.3 built from
 #          ../shared/vendor against Lua 5.4 with --enable-multiple-slurmd,
 #          and the switch/lua plugin (make switch-plugin) built against it
+#   25.05-lua5.3, 25.11-lua5.4  debootstrap trixie, Slurm 25.05.8 (Lua 5.3)
+#          or 25.11.7 (Lua 5.4) built from ../shared/vendor
+# (every from-source root the same way: lib.sh's from_source names it,
+# build-slurm.sh builds it)
 set -eu
 . "$(dirname "$0")/lib.sh"
 
