@@ -297,7 +297,7 @@ part_install() {
 part_e2e() { # part_e2e SLURM PORTS
 	elog=$P/e2e.log
 	t0=$(date +%s)
-	CBB_E2E_SLURM=$1 CBB_E2E_PORTS=$2 CBB_E2E_WAVE_GATE=$S/timing.done \
+	CBB_E2E_SLURM=$1 CBB_E2E_PORTS=$2 CBB_E2E_WAVE_GATE=$S/timing.done CBB_E2E_WAVE_LOCK=$S/wave.lock \
 		sh tests/e2e/run.sh >"$elog" 2>&1
 	grep -E '^(ok|not ok) - |^# ' "$elog"
 	e2e_pass=$(grep -c '^ok - ' "$elog")

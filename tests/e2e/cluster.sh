@@ -9,7 +9,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 # run.sh's lock on the root (fd 9) stays with run.sh: a daemon that
 # outlived a killed suite must not keep the root locked
-exec 9>&-
+exec 9>&- 8>&- # the suite's root lock and wave lock stay with the suite
 
 pid_of() { cat "$R/$1" 2>/dev/null; }
 

@@ -55,7 +55,19 @@ for part in ${CBB_E2E_PARTS:-$DEFAULT_PARTS}; do
 		note "the wave waited $(( $(date +%s) - t0 )) s for the timing checks beside it"
 		t0=$(date +%s)
 	fi
+	# and one wave at a time across the roots (CBB_E2E_WAVE_LOCK, a file
+	# to flock): two waves side by side on two cores load the machine
+	# past what any site's controller sees, and Slurm then loses jobs in
+	# its restarts (docs/admin.md) that the wave cannot tell from ours.
+	# The daemons the wave restarts close fd 8 (cluster.sh).
+	if [ "$part" = wave ] && [ -n "${CBB_E2E_WAVE_LOCK:-}" ]; then
+		exec 8>"$CBB_E2E_WAVE_LOCK"
+		flock -w 2400 8 || note "the wave lock was not free after 40 minutes: running anyway"
+		note "the wave waited $(( $(date +%s) - t0 )) s for the other roots' waves"
+		t0=$(date +%s)
+	fi
 	. "$E2E/$part.sh"
+	[ "$part" = wave ] && [ -n "${CBB_E2E_WAVE_LOCK:-}" ] && exec 8>&-
 	note "$part took $(( $(date +%s) - t0 )) s"
 done
 

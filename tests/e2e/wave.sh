@@ -155,6 +155,19 @@ let_go() {
 # The admin's answer to an outage, or to a restart during which Slurm
 # killed a hook (26.05 counts that as the hook failing, with no message):
 # release what it held.
+# Release jobs kept held for a moment of the wave, until Slurm says they
+# are (a slurmctld just restarted may not take the first scontrol yet).
+release_kept() { # release_kept IDS...
+	end=$(( $(date +%s) + 60 ))
+	while :; do
+		held=$(in_root squeue -h -u alice -t PD -o '%A|%r' 2>/dev/null |
+			awk -F'|' -v k=" $* " '$2 == "JobHeldUser" && index(k, " " $1 " ") { print $1 }')
+		[ -z "$held" ] && in_root squeue -h -j "$(echo $* | tr ' ' ,)" >/dev/null 2>&1 && return 0
+		[ "$(date +%s)" -ge "$end" ] && return 1
+		for j in ${held:-$*}; do in_root scontrol release "$j" 2>/dev/null; done
+		sleep 0.5
+	done
+}
 release_held() {
 	for j in $(in_root squeue -h -u alice -t PD -o '%A|%r' |
 		grep -E "$RELEASABLE" | cut -d'|' -f1); do
@@ -314,7 +327,7 @@ mark restarted
 # behind them: a requeued job still staging out when slurmctld restarts is
 # one Slurm loses (docs/admin.md); released, each goes through stage-out
 # again, where the Conduit server will be stopped under one of them
-for j in $for_requeue; do in_root scontrol release "$j"; done
+release_kept $for_requeue
 requeued=$(only=$for_requeue wait_ids 180 RUNNING "" 5 body)
 for j in $requeued; do in_root scontrol requeuehold "$j"; done
 mark requeued
@@ -329,7 +342,7 @@ expect "wave: ... each staged its first attempt out and waits, held" wait_for 12
 release_held
 # the 3 kept for it run (their stage-in at the usual pace), then stage-out
 # is held while their scripts sleep, so all 3 stay in it until hurried
-for j in $for_hurry; do in_root scontrol release "$j"; done
+release_kept $for_hurry
 only=$for_hurry wait_ids 180 RUNNING "" 3 body >/dev/null
 faults "{$HOLD}"
 hurried=$(only=$for_hurry wait_ids 180 STAGE_OUT "" 3)
