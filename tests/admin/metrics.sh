@@ -5,7 +5,9 @@
 # root-only directory (as node_exporter's textfile directory is).  The
 # output is parsed by the Prometheus text parser of Debian's
 # python3-prometheus-client, and the values checked against what the
-# hooks did; the parser must also reject a broken exposition.
+# hooks did (the hook latency histogram against each call's wall time, a
+# call the server made wait 600 ms, and the AuditLog's hook records); the
+# parser must also reject a broken exposition.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here" || exit 2
@@ -48,8 +50,8 @@ grep -v '^conduit_bb_outage_seconds ' "$t/stdout.prom" > "$t/a"
 grep -v '^conduit_bb_outage_seconds ' "$t/textfile/conduit_bb.prom" > "$t/b"
 cmp -s "$t/a" "$t/b" || { echo "stdout differs"; diff "$t/a" "$t/b"; exit 1; }
 
-/usr/bin/python3 - "$t/textfile/conduit_bb.prom" <<'PY'
-import sys
+/usr/bin/python3 - "$t/textfile/conduit_bb.prom" "$t/ids.hooks" "$work/log/audit.log" <<'PY'
+import json, sys
 from prometheus_client.parser import text_string_to_metric_families as parse
 
 text = open(sys.argv[1]).read()
@@ -89,6 +91,53 @@ assert val(r, r, stage="in", kind="unconfirmed") == 0
 assert val(r, r, stage="out", kind="started") == 1
 assert val("conduit_bb_outage_jobs", "conduit_bb_outage_jobs") == 1
 assert val("conduit_bb_outage_seconds", "conduit_bb_outage_seconds") >= 0
+# the hook latency histogram against what the hooks did (jobs.lua's
+# calls: "HOOK RESULT WALL_MS MIN_MS", the wall time around each call and
+# the least it can have taken, for the call the server made wait)
+calls = [l.split() for l in open(sys.argv[2]) if l.strip()]
+hooks = ["slurm_bb_job_process", "slurm_bb_data_in", "slurm_bb_test_data_in",
+         "slurm_bb_data_out", "slurm_bb_test_data_out", "slurm_bb_job_teardown"]
+hd, hc = "conduit_bb_hook_duration_seconds", "conduit_bb_hook_calls"
+assert types[hd] == "histogram" and types[hc] == "counter", types
+for hook in hooks:
+    mine = [(c[1], int(c[2]), int(c[3])) for c in calls if c[0] == hook]
+    for res in ("ok", "busy", "error"):
+        got = val(hc, hc + "_total", hook=hook, result=res)
+        want = sum(1 for m in mine if m[0] == res)
+        assert got == want, (hook, res, got, want)
+    assert val(hd, hd + "_count", hook=hook) == len(mine), (hook, len(mine))
+    assert val(hd, hd + "_bucket", hook=hook, le="+Inf") == len(mine), hook
+    bks = [(float(s.labels["le"]), s.value) for s in fams[hd].samples
+           if s.name == hd + "_bucket" and s.labels["hook"] == hook and s.labels["le"] != "+Inf"]
+    assert len(bks) >= 10 and bks == sorted(bks), (hook, bks)
+    for le, n in bks:
+        # (date's milliseconds: a call lasted less than its wall time + 1 ms)
+        surely_in = sum(1 for m in mine if m[1] + 1 <= le * 1000)
+        surely_out = sum(1 for m in mine if m[2] > le * 1000)
+        assert surely_in <= n <= len(mine) - surely_out, (hook, le, n, surely_in, surely_out, mine)
+    total = val(hd, hd + "_sum", hook=hook)
+    assert sum(m[2] for m in mine) / 1000.0 <= total <= sum(m[1] + 1 for m in mine) / 1000.0, (hook, total, mine)
+# every staging hook jobs.lua calls was seen; the slow stage-in start is above 0.5 s
+assert val(hd, hd + "_count", hook="slurm_bb_test_data_in") >= 3
+assert val(hd, hd + "_bucket", hook="slurm_bb_data_in", le="0.5") <= val(hd, hd + "_count", hook="slurm_bb_data_in") - 1
+assert val(hc, hc + "_total", hook="slurm_bb_test_data_in", result="error") == 1  # failed's line 4
+assert val(hc, hc + "_total", hook="slurm_bb_test_data_out", result="busy") >= 1  # out, held
+# ... and exactly what the AuditLog's hook records say
+recs = []
+for line in open(sys.argv[3]):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    if o.get("record") == "hook":
+        recs.append(o)
+assert len(recs) == len(calls), (len(recs), len(calls))
+for hook in hooks:
+    ds = [r["duration_us"] / 1e6 for r in recs if r["hook"] == hook]
+    assert abs(val(hd, hd + "_sum", hook=hook) - sum(ds)) < 1e-9, hook
+    for s in fams[hd].samples:
+        if s.name == hd + "_bucket" and s.labels["hook"] == hook and s.labels["le"] != "+Inf":
+            assert s.value == sum(1 for d in ds if d <= float(s.labels["le"])), (hook, s)
 # the parser is no rubber stamp: it refuses a broken exposition
 for bad in ('conduit_bb_x{stage=in} 1\n', 'conduit_bb_x{stage="in"} one\n'):
     try:
