@@ -87,6 +87,11 @@ int cbb_audit_hook(const char *path, const cbb_hook_record_t *r, char *msg,
 	if (r->stage)
 		json_object_set_new(o, "stage", json_string(r->stage));
 	json_object_set_new(o, "result", json_string(r->result));
+	if (r->counted) {
+		json_object_set_new(o, "started", json_integer(r->started));
+		json_object_set_new(o, "retried", json_integer(r->retried));
+		json_object_set_new(o, "failed", json_integer(r->failed));
+	}
 	json_object_set_new(o, "duration_us",
 			    json_integer((json_int_t)r->duration_us));
 	s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);

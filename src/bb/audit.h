@@ -10,7 +10,10 @@
  *     do the staging work, with how long the call took:
  *       {"time":1764590000,"record":"hook","hook":"slurm_bb_test_data_in",
  *        "job":42,"cluster":"c","stage":"in","result":"busy",
- *        "duration_us":8412}
+ *        "started":0,"retried":0,"failed":0,"duration_us":8412}
+ *     (started/retried: the transfers a stage hook started, and of them
+ *     those of a directive that had one before, lost or failed; failed:
+ *     the failed transfers a poll found when it failed the stage)
  *     `conduit-bb metrics` makes the hook latency histogram of them.
  *
  * Every write is one write(2) on a descriptor opened O_APPEND, so lines
@@ -20,6 +23,7 @@
 #ifndef CBB_AUDIT_H
 #define CBB_AUDIT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +43,10 @@ typedef struct {
 	const char *stage;   /* "in", "out" or NULL */
 	const char *result;  /* "ok", "busy" or "error" */
 	uint64_t duration_us;
+	bool counted;        /* a stage hook: started and retried are said */
+	unsigned started;    /* transfers it started */
+	unsigned retried;    /* of them, directives that had one before */
+	unsigned failed;     /* failed transfers a poll failed the stage for */
 } cbb_hook_record_t;
 
 /*

@@ -66,6 +66,12 @@ void cbb_bbcall_record(cbb_bbcall_t *c, int rc, const char *msg)
 	r.stage = c->stage;
 	r.result = rc < 0 ? "error" : msg && !strcmp(msg, "BUSY") ? "busy" : "ok";
 	r.duration_us = us > 0 ? (uint64_t)us : 0;
+	if (c->stage) {
+		r.counted = true;
+		r.started = c->counts ? c->counts->started : 0;
+		r.retried = c->counts ? c->counts->retried : 0;
+		r.failed = c->counts ? c->counts->failed : 0;
+	}
 	c->hook = NULL; /* once */
 	if (!c->base.cfg.audit_log)
 		return;

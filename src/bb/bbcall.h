@@ -16,6 +16,7 @@
 #include "directive.h"
 #include "grpc.h"
 #include "luahost.h"
+#include "stage.h"
 #include "symbols.h"
 
 typedef struct {
@@ -41,6 +42,7 @@ typedef struct {
 	const char *hook;    /* "slurm_bb_data_in" ...; NULL: not timed */
 	const char *stage;   /* "in", "out" or NULL */
 	struct timespec t0;  /* CLOCK_MONOTONIC at the call's start */
+	const cbb_job_ctx_t *counts; /* a stage hook's job: what it started */
 } cbb_bbcall_t;
 
 /* Push a new, empty bb call context (a userdata) and return it. */

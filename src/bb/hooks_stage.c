@@ -110,6 +110,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	job_facts(c, j);
 	j->log = cbb_call_queue_log;
 	j->log_ud = c;
+	c->counts = j; /* lives until the hook's cbb_bbcall_finish */
 	return 0;
 }
 

@@ -11,6 +11,9 @@
  *     conduit_bb_transferred_files_total{stage}
  *     conduit_bb_transfer_duration_seconds{stage}  histogram
  *   and from its hook records (one per call of the staging hooks):
+ *     conduit_bb_transfers_started_total{stage}
+ *     conduit_bb_transfers_retried_total{stage}
+ *     conduit_bb_transfers_failed_total{stage}
  *     conduit_bb_hook_duration_seconds{hook}       histogram
  *     conduit_bb_hook_calls_total{hook,result}     ok, busy, error
  *   from StateDir (gauges: what is staging now):
@@ -75,6 +78,7 @@ typedef struct {
 	double hist_sum[2];
 	unsigned long long hook_hist[NHOOKS][NHBUCKETS], hook_count[NHOOKS];
 	unsigned long long hook_calls[NHOOKS][NRESULTS];
+	unsigned long long started[2], retried[2], failed[2];
 	double hook_sum[NHOOKS];
 	unsigned long long bad_lines;
 	/* StateDir */
@@ -105,10 +109,25 @@ static bool hook_record(json_t *o, metrics_t *m)
 	json_t *v = json_object_get(o, "duration_us");
 	double secs;
 	size_t b;
+	int st;
 
 	if (h < 0 || r < 0 || !json_is_integer(v) || json_integer_value(v) < 0)
 		return false;
 	secs = (double)json_integer_value(v) / 1e6;
+	/* a stage hook's starts (records of older versions have none) */
+	st = index_of(stage_names, 2, json_string_value(json_object_get(o, "stage")));
+	if (st >= 0) {
+		json_t *n = json_object_get(o, "started");
+
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			m->started[st] += (unsigned long long)json_integer_value(n);
+		n = json_object_get(o, "retried");
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			m->retried[st] += (unsigned long long)json_integer_value(n);
+		n = json_object_get(o, "failed");
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			m->failed[st] += (unsigned long long)json_integer_value(n);
+	}
 	m->hook_calls[h][r]++;
 	for (b = 0; b < NHBUCKETS; b++)
 		m->hook_hist[h][b] += secs <= hook_buckets[b];
@@ -294,6 +313,27 @@ static void render(const metrics_t *m, cbb_buf_t *b)
 				m->hist_count[s], stage_names[s], m->hist_sum[s],
 				stage_names[s], m->hist_count[s]);
 		}
+		family(b, "conduit_bb_transfers_started_total", "counter",
+		       "Transfers the staging hooks started (or whose start was "
+		       "not confirmed), from the AuditLog's hook records, by stage.");
+		for (s = 0; s < 2; s++)
+			(void)cbb_buf_printf(b, "conduit_bb_transfers_started_total"
+					     "{stage=\"%s\"} %llu\n",
+					     stage_names[s], m->started[s]);
+		family(b, "conduit_bb_transfers_retried_total", "counter",
+		       "Of those, transfers of a directive that had one before (the "
+		       "server lost it, or it failed and was started again).");
+		for (s = 0; s < 2; s++)
+			(void)cbb_buf_printf(b, "conduit_bb_transfers_retried_total"
+					     "{stage=\"%s\"} %llu\n",
+					     stage_names[s], m->retried[s]);
+		family(b, "conduit_bb_transfers_failed_total", "counter",
+		       "Failed transfers, counted by the poll that failed their "
+		       "stage, from the AuditLog's hook records, by stage.");
+		for (s = 0; s < 2; s++)
+			(void)cbb_buf_printf(b, "conduit_bb_transfers_failed_total"
+					     "{stage=\"%s\"} %llu\n",
+					     stage_names[s], m->failed[s]);
 		family(b, "conduit_bb_hook_duration_seconds", "histogram",
 		       "How long each call of a staging hook took, from its call "
 		       "to its answer, from the AuditLog's hook records.");

@@ -122,6 +122,17 @@ assert val(hd, hd + "_count", hook="slurm_bb_test_data_in") >= 3
 assert val(hd, hd + "_bucket", hook="slurm_bb_data_in", le="0.5") <= val(hd, hd + "_count", hook="slurm_bb_data_in") - 1
 assert val(hc, hc + "_total", hook="slurm_bb_test_data_in", result="error") == 1  # failed's line 4
 assert val(hc, hc + "_total", hook="slurm_bb_test_data_out", result="busy") >= 1  # out, held
+# transfers started, from the stage hooks' records: in, done's 1, running's
+# 2, failed's 2 (outage's was never taken); out, done's 1 (one skipped)
+# and out's 1; none of a directive that had one before
+ts, tr = "conduit_bb_transfers_started", "conduit_bb_transfers_retried"
+assert types[ts] == "counter" and types[tr] == "counter", types
+assert val(ts, ts + "_total", stage="in") == 5, val(ts, ts + "_total", stage="in")
+assert val(ts, ts + "_total", stage="out") == 2, val(ts, ts + "_total", stage="out")
+assert val(tr, tr + "_total", stage="in") == 0 and val(tr, tr + "_total", stage="out") == 0
+# failed's line 4, counted by the poll that failed its stage-in
+tf = "conduit_bb_transfers_failed"
+assert val(tf, tf + "_total", stage="in") == 1 and val(tf, tf + "_total", stage="out") == 0
 # ... and exactly what the AuditLog's hook records say
 recs = []
 for line in open(sys.argv[3]):
@@ -132,6 +143,8 @@ for line in open(sys.argv[3]):
     if o.get("record") == "hook":
         recs.append(o)
 assert len(recs) == len(calls), (len(recs), len(calls))
+for st in ("in", "out"):
+    assert val(ts, ts + "_total", stage=st) == sum(r.get("started", 0) for r in recs if r.get("stage") == st)
 for hook in hooks:
     ds = [r["duration_us"] / 1e6 for r in recs if r["hook"] == hook]
     assert abs(val(hd, hd + "_sum", hook=hook) - sum(ds)) < 1e-9, hook

@@ -214,6 +214,53 @@ describe("staging in accounting", function()
     end
     assert.is_true(busy >= 2, "the polls said BUSY while the transfers ran")
     assert.are.equal("error", calls[#calls].result)
+    -- what the stage hooks started: data_in and data_out one each, the polls none
+    for i, c in ipairs(calls) do
+      local r = recs[i]
+      if c.hook == "slurm_bb_data_in" or c.hook == "slurm_bb_data_out" then
+        assert.truthy(r:find(',"started":1,"retried":0,"failed":0,', 1, true), r)
+      elseif c.hook:find("test_data") then
+        assert.truthy(r:find(',"started":0,"retried":0,"failed":0,', 1, true), r)
+      else
+        assert.is_nil(r:find('"started"', 1, true), r)
+      end
+    end
+  end)
+
+  it("counts a failed stage-in started again as retried in its hook record", function()
+    assert(sh("mkdir -p " .. work .. "/audit && chmod 0755 " .. work .. "/audit"))
+    local audit = work .. "/audit/retried-" .. os.time() .. ".log"
+    conf({ AuditLog = audit, AdminComment = "no" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/retried-a.txt",
+                        "#CONDUIT_PRE cp in/a.txt out/retried-b.txt" })
+    faults('{"fail_at": [{"state": "VALIDATING", "error": "ERROR_VALIDATION", ' ..
+           '"message": "failed to get source[in/a.txt]", "comment": "^SLURMJOB:' .. j.id .. ',.*LINE:4$"}]}')
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(-1, (poll("slurm_bb_test_data_in", j)))
+    -- the user fixed it and released the job: Slurm runs data_in again
+    faults("{}")
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+    local ins = {}
+    for l in (slurp(audit) or ""):gmatch("[^\n]+") do
+      if l:find('"hook":"slurm_bb_data_in"', 1, true) then ins[#ins + 1] = l end
+    end
+    assert.are.equal(2, #ins)
+    -- the poll that failed the stage counted the failed transfer
+    local failed = 0
+    for l in (slurp(audit) or ""):gmatch("[^\n]+") do
+      if l:find('"hook":"slurm_bb_test_data_in"', 1, true) then
+        failed = failed + tonumber(l:match(',"failed":(%d+),'))
+        if l:find('"result":"error"', 1, true) then
+          assert.truthy(l:find(',"failed":1,', 1, true), l)
+        end
+      end
+    end
+    assert.are.equal(1, failed)
+    assert.truthy(ins[1]:find(',"started":2,"retried":0,', 1, true), ins[1])
+    assert.truthy(ins[2]:find(',"started":1,"retried":1,', 1, true), ins[2])
   end)
 
   it("logs an AuditLog it cannot write and still finishes the stage", function()
