@@ -35,8 +35,10 @@ CBB_MODULE_DIR=build/lua5.4 CBB_SERVER_DIR=$t/server CONDUIT_BB_CONF=$t/conduit_
 work=$WORK
 chown -R nobody "$work/state" "$work/log/audit.log"
 chmod 0640 "$work/log/audit.log"
-# and a line that is not conduit_bb's
+# and a line that is not conduit_bb's, and a hook record of a hook that
+# writes none (both bad lines, neither counted)
 echo 'not json' >> "$work/log/audit.log"
+echo '{"time":1,"record":"hook","hook":"slurm_bb_paths","result":"ok","duration_us":5}' >> "$work/log/audit.log"
 mkdir -m 0755 "$t/textfile"
 
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/textfile/conduit_bb.prom" ||
@@ -79,7 +81,7 @@ assert val(h, h + "_count", stage="in") == 1 and val(h, h + "_count", stage="out
 assert val(h, h + "_bucket", stage="in", le="+Inf") == 1
 buckets = [s for s in fams[h].samples if s.name == h + "_bucket" and s.labels["stage"] == "in"]
 assert all(a.value <= b.value for a, b in zip(buckets, buckets[1:])), buckets
-assert val("conduit_bb_audit_log_bad_lines", "conduit_bb_audit_log_bad_lines") == 1
+assert val("conduit_bb_audit_log_bad_lines", "conduit_bb_audit_log_bad_lines") == 2
 assert val("conduit_bb_audit_log_readable", "conduit_bb_audit_log_readable") == 1
 assert val("conduit_bb_statedir_readable", "conduit_bb_statedir_readable") == 1
 # staging now: running and failed stage in (2 directives each), one stages out
@@ -140,7 +142,7 @@ for line in open(sys.argv[3]):
         o = json.loads(line)
     except ValueError:
         continue
-    if o.get("record") == "hook":
+    if o.get("record") == "hook" and o["hook"] in hooks:
         recs.append(o)
 assert len(recs) == len(calls), (len(recs), len(calls))
 for st in ("in", "out"):
