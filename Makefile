@@ -63,7 +63,7 @@ CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/co
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
           bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
-          bb/status bb/outcome bb/account
+          bb/status bb/outcome bb/audit bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_report \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module
@@ -74,7 +74,7 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
 CLI_ADMIN := core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
-             bb/statefile switch/jobinfo switch/controller \
+             bb/statefile bb/audit switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/statedir cli/status cli/metrics
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces

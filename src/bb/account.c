@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "key.h"
 #include "run.h"
 #include "status.h"
@@ -255,67 +256,6 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	return o;
 }
 
-/*
- * Open AuditLog for one append, trusting only what an audit trail may
- * be: never through a symbolic link and never blocking (a FIFO), a
- * regular file of the effective uid with no other name, in a directory
- * that neither group nor others may write (so nobody else can edit,
- * swap or pre-create it; a file that is not the effective uid's is
- * refused).  The fd, or -1 with
- * why in msg.
- */
-static int audit_open(const char *path, char *msg, size_t size)
-{
-	const char *slash = strrchr(path, '/'); /* absolute: config checks */
-	char dir[4096];
-	struct stat st;
-	int dfd, fd, e;
-
-	if (!slash || !slash[1] || (size_t)(slash - path) >= sizeof(dir)) {
-		snprintf(msg, size, "it is not a file path");
-		return -1;
-	}
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = '\0';
-	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		snprintf(msg, size, "%s", strerror(errno));
-		return -1;
-	}
-	/* its owner may be SlurmUser's (Debian's /var/log/slurm) while the
-	 * hooks run as root: the file itself must be ours (below) */
-	if (fstat(dfd, &st) < 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(msg, size, "its directory %s has mode %04o: it must "
-			 "not be writable by group or others", dir[0] ? dir : "/",
-			 (unsigned)(st.st_mode & 07777));
-		close(dfd);
-		return -1;
-	}
-	fd = openat(dfd, slash + 1, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
-		    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0640);
-	e = errno;
-	close(dfd);
-	if (fd < 0) {
-		snprintf(msg, size, "%s", e == ENXIO ? "it is not a regular "
-			 "file (a FIFO)" : e == ELOOP ? "it is a symbolic link" :
-			 strerror(e));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		snprintf(msg, size, "it is not a regular file");
-	} else if (st.st_uid != geteuid()) {
-		snprintf(msg, size, "it belongs to uid %u, not uid %u (who "
-			 "runs the hooks)", (unsigned)st.st_uid, (unsigned)geteuid());
-	} else if (st.st_nlink != 1) {
-		snprintf(msg, size, "it has %lu names (hard links)",
-			 (unsigned long)st.st_nlink);
-	} else {
-		return fd;
-	}
-	close(fd);
-	return -1;
-}
-
 static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		  cbb_stage_t stage, const cbb_transfers_t *have)
 {
@@ -326,7 +266,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	int fd;
 
 	/* once per stage end; an unsafe file is said once, and skipped */
-	fd = audit_open(j->cfg->audit_log, why, sizeof(why));
+	fd = cbb_audit_open(j->cfg->audit_log, why, sizeof(why));
 	if (fd < 0) {
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: "
 			 "%s; no audit line written", j->job_id,

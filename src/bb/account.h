@@ -11,7 +11,8 @@
  *   - with AuditLog=, one JSON line per directive of the stage, all in
  *     one write(2) to a file opened with O_APPEND, so lines of hooks that
  *     run at once never interleave; the file is opened anew by every
- *     hook, so logrotate needs no signal (create or copytruncate).
+ *     hook, so logrotate needs no signal (create or copytruncate).  The
+ *     same file holds the hook records (audit.h, bbcall.h).
  *
  * Once per stage and attempt: a StateDir record marks it done, and a
  * summary AdminComment already holds is never appended again.  Failures

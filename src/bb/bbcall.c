@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit.h"
 #include "readfile.h"
 
 /* Slurm's own cap on batch scripts is 4 MiB by default (max_script_size). */
@@ -35,12 +36,61 @@ cbb_bbcall_t *cbb_bbcall_new(lua_State *L)
 					       bbcall_done);
 }
 
+cbb_bbcall_t *cbb_bbcall_timed(lua_State *L, const char *hook,
+			       const char *stage)
+{
+	cbb_bbcall_t *c = cbb_bbcall_new(L);
+
+	c->hook = hook;
+	c->stage = stage;
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	return c;
+}
+
+void cbb_bbcall_record(cbb_bbcall_t *c, int rc, const char *msg)
+{
+	cbb_hook_record_t r;
+	struct timespec t1;
+	char why[4400], line[4600];
+	int64_t us;
+
+	if (!c->hook)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	us = (int64_t)(t1.tv_sec - c->t0.tv_sec) * 1000000 +
+	     (t1.tv_nsec - c->t0.tv_nsec) / 1000;
+	memset(&r, 0, sizeof(r));
+	r.hook = c->hook;
+	r.job_id = c->job.job_id;
+	r.cluster = c->base.cluster;
+	r.stage = c->stage;
+	r.result = rc < 0 ? "error" : msg && !strcmp(msg, "BUSY") ? "busy" : "ok";
+	r.duration_us = us > 0 ? (uint64_t)us : 0;
+	if (c->stage) {
+		r.counted = true;
+		r.started = c->counts ? c->counts->started : 0;
+		r.retried = c->counts ? c->counts->retried : 0;
+		r.failed = c->counts ? c->counts->failed : 0;
+	}
+	c->hook = NULL; /* once */
+	if (!c->base.cfg.audit_log)
+		return;
+	/* said at debug level: a stage's end says so loudly (account.c),
+	 * and this would repeat it at every call */
+	if (cbb_audit_hook(c->base.cfg.audit_log, &r, why, sizeof(why)) < 0) {
+		snprintf(line, sizeof(line), "%s: no hook record written to "
+			 "AuditLog %s: %s", r.hook, c->base.cfg.audit_log, why);
+		cbb_call_queue_log(c, CBB_LOG_DEBUG, line);
+	}
+}
+
 int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
 {
 	char copy[CBB_ERR_MAX];
 
 	/* msg may live in the context being freed */
 	snprintf(copy, sizeof(copy), "%s", msg ? msg : "");
+	cbb_bbcall_record(c, rc, msg);
 	cbb_call_flush_logs(L, &c->base);
 	cbb_call_done(&c->base);
 	return cbb_push_result(L, rc, msg ? copy : NULL, strlen(copy));

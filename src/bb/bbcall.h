@@ -10,10 +10,13 @@
 #ifndef CBB_BBCALL_H
 #define CBB_BBCALL_H
 
+#include <time.h>
+
 #include "conduit.h"
 #include "directive.h"
 #include "grpc.h"
 #include "luahost.h"
+#include "stage.h"
 #include "symbols.h"
 
 typedef struct {
@@ -35,10 +38,29 @@ typedef struct {
 	uint32_t exit_code;  /* job_info.exit_code: the script's wait status */
 	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
 	cbb_transfers_t transfers;
+	/* a timed hook (cbb_bbcall_timed): its AuditLog hook record */
+	const char *hook;    /* "slurm_bb_data_in" ...; NULL: not timed */
+	const char *stage;   /* "in", "out" or NULL */
+	struct timespec t0;  /* CLOCK_MONOTONIC at the call's start */
+	const cbb_job_ctx_t *counts; /* a stage hook's job: what it started */
 } cbb_bbcall_t;
 
 /* Push a new, empty bb call context (a userdata) and return it. */
 cbb_bbcall_t *cbb_bbcall_new(lua_State *L);
+/*
+ * The same for a hook whose calls the AuditLog records (audit.h): the
+ * clock starts now, and cbb_bbcall_finish (or cbb_bbcall_record) writes
+ * the hook record when AuditLog is set.  `hook` and `stage` are static.
+ */
+cbb_bbcall_t *cbb_bbcall_timed(lua_State *L, const char *hook,
+			       const char *stage);
+/*
+ * Write the hook record of a timed call that ends with rc and msg (an
+ * answer "BUSY" with rc 0 is a poll that goes on), once; a record that
+ * cannot be written is logged at debug level.  cbb_bbcall_finish calls
+ * it; a hook that answers otherwise calls it before flushing its logs.
+ */
+void cbb_bbcall_record(cbb_bbcall_t *c, int rc, const char *msg);
 
 /*
  * Finish a hook: flush the queued log lines, free the context, push

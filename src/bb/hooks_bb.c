@@ -3,7 +3,9 @@
  *
  * job_process and pools run inside slurmctld, in its threads, under its
  * locks, and cannot be killed: they do a bounded amount of local work,
- * never wait, never print and never exit.
+ * never wait, never print and never exit.  job_process's one write is its
+ * AuditLog hook record, when AuditLog is set: a non-blocking open (a FIFO
+ * is refused, never waited on) and one append.
  */
 #include "hooks_bb.h"
 
@@ -61,7 +63,10 @@ static int l_job_process(lua_State *L)
 	int n;
 
 	cbb_err_clear(&err);
-	c = cbb_bbcall_new(L);
+	/* no hook record: job_process runs inside slurmctld, under its
+	 * locks, where nothing is written (an AuditLog on a slow filesystem
+	 * would stall the scheduler) */
+	c = cbb_bbcall_timed(L, NULL, NULL);
 	if (!path || uid < 0) {
 		cbb_err(&err, "conduit_bb: job_process needs the job script "
 			"path and the job's uid");
@@ -97,6 +102,7 @@ static int l_job_process(lua_State *L)
 			c->job.job_id, err.msg);
 		goto fail;
 	}
+	cbb_bbcall_record(c, 0, NULL);
 	cbb_call_flush_logs(L, &c->base);
 	cbb_log(L, CBB_LOG_VERBOSE, "job %u: %zu stage-in and %zu stage-out "
 		"directives accepted", c->job.job_id,
@@ -106,6 +112,7 @@ static int l_job_process(lua_State *L)
 	cbb_call_done(&c->base);
 	return n;
 fail:
+	cbb_bbcall_record(c, -1, NULL);
 	cbb_call_flush_logs(L, &c->base);
 	cbb_call_done(&c->base);
 	return cbb_push_result(L, -1, err.msg, strlen(err.msg));

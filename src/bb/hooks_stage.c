@@ -110,6 +110,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	job_facts(c, j);
 	j->log = cbb_call_queue_log;
 	j->log_ud = c;
+	c->counts = j; /* lives until the hook's cbb_bbcall_finish */
 	return 0;
 }
 
@@ -174,7 +175,9 @@ static void apply_when(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 
 static int data_hook(lua_State *L, cbb_stage_t stage)
 {
-	cbb_bbcall_t *c = cbb_bbcall_new(L);
+	cbb_bbcall_t *c = stage == CBB_STAGE_IN ?
+		cbb_bbcall_timed(L, "slurm_bb_data_in", "in") :
+		cbb_bbcall_timed(L, "slurm_bb_data_out", "out");
 	cbb_job_ctx_t j;
 	cbb_err_t err;
 	int rc;
@@ -253,7 +256,9 @@ static bool torn_down(const cbb_bbcall_t *c)
 
 static int test_hook(lua_State *L, cbb_stage_t stage)
 {
-	cbb_bbcall_t *c = cbb_bbcall_new(L);
+	cbb_bbcall_t *c = stage == CBB_STAGE_IN ?
+		cbb_bbcall_timed(L, "slurm_bb_test_data_in", "in") :
+		cbb_bbcall_timed(L, "slurm_bb_test_data_out", "out");
 	cbb_job_ctx_t j;
 	cbb_err_t err;
 	int rc;
@@ -438,7 +443,7 @@ static int l_job_teardown(lua_State *L)
 	long job_id = cbb_arg_id(L, 1), uid = cbb_arg_id(L, 4);
 	const char *hurry = cbb_lua_str(L, 3);
 	bool hurried = hurry && !strcmp(hurry, "true");
-	cbb_bbcall_t *c = cbb_bbcall_new(L);
+	cbb_bbcall_t *c = cbb_bbcall_timed(L, "slurm_bb_job_teardown", NULL);
 	cbb_job_facts_t f;
 	cbb_job_ctx_t j;
 	cbb_err_t err;
@@ -451,6 +456,7 @@ static int l_job_teardown(lua_State *L)
 		cbb_err(&err, "conduit_bb: bad job id or uid argument");
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
+	c->job.job_id = (uint32_t)job_id; /* for its hook record */
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
 	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);

@@ -348,7 +348,7 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 	dview_t **which;
 	batch_t b = { NULL, NULL, 0, 0 };
 	size_t i, k = 0;
-	long started = 0;
+	long started = 0, again = 0;
 	int rc = 0;
 
 	req = calloc(n ? n : 1, sizeof(*req));
@@ -392,12 +392,14 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			batch_add(j, &b, rt, ra, which[i]->d->index,
 				  CBB_REC_STARTED, req[i].id);
 			started++;
+			again += which[i]->lost || which[i]->x;
 		} else if (req[i].answer == CBB_ANSWER_MAYBE) {
 			/* it may exist: never start it twice (recorded above) */
 			cbb_stage_log(j, 0, "job %u: line %u: start not confirmed (%s); "
 			      "waiting for it to show up", j->job_id,
 			      which[i]->d->line, req[i].message);
 			started++;
+			again += which[i]->lost || which[i]->x;
 		} else if (req[i].answer == CBB_ANSWER_RETRY) {
 			/* nothing was started: the next poll starts it */
 			batch_add(j, &b, rt, ra, which[i]->d->index,
@@ -421,8 +423,11 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 	batch_write(j, &b);
 	if (started && attempt_over(j)) {
 		undo_starts(j, which, req, k, true);
-		started = 0;
+		started = again = 0;
 	}
+	/* for the hook's AuditLog record */
+	j->started += (unsigned)started;
+	j->retried += (unsigned)again;
 	free(req);
 	free(which);
 	free(b.own);
@@ -679,6 +684,12 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			else
 				failed_transfer(err, stage, &views[i]);
 			if (!best_effort(j, stage)) {
+				size_t f;
+
+				/* every failed one, for the hook's record */
+				for (f = 0; f < n; f++)
+					j->failed += views[f].v == V_FAILED ||
+						     views[f].v == V_BROKEN;
 				rc = CBB_POLL_FAILED;
 				goto out;
 			}

@@ -39,6 +39,12 @@ typedef struct {
 	bool abort_shared; /* teardown: no other task waits on the array's
 			      shared stage-ins, abort them too */
 	char user[16];     /* the job's uid, as Conduit's `user` */
+	/* what this hook call started, for its AuditLog hook record: the
+	 * transfers (or starts not confirmed), and of them those of a
+	 * directive that had a transfer before (lost by the server, or
+	 * failed and started again); and the failed transfers a poll
+	 * found when it failed the stage */
+	unsigned started, retried, failed;
 	/* where log lines go (never stdout/stderr) */
 	void (*log)(void *ud, int level, const char *msg);
 	void *log_ud;

@@ -34,6 +34,7 @@
 #include <openssl/x509v3.h>
 
 #include "admin.h"
+#include "audit.h"
 #include "buf.h"
 #include "cluster.h"
 #include "conduit.h"
@@ -158,6 +159,70 @@ static int as_slurm_user(const slurm_user_t *su, as_op_t op, const char *path)
 			_exit(255);
 		_exit(as_op(op, path) & 0xff);
 	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 255)
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/*
+ * Call fn(arg, msg, size) as SlurmUser: directly when we are SlurmUser,
+ * in a child with SlurmUser's uid and groups when we are root (its
+ * message coming back through a pipe).  fn's result (0 or 1), or -1 when
+ * it cannot be told (neither root nor SlurmUser, or the child could not
+ * become SlurmUser).
+ */
+typedef int (*as_fn_t)(const void *arg, char *msg, size_t size);
+
+static int as_slurm_user_call(const slurm_user_t *su, as_fn_t fn,
+			      const void *arg, char *msg, size_t size)
+{
+	int fds[2], st;
+	size_t got = 0;
+	ssize_t n;
+	pid_t pid;
+
+	msg[0] = '\0';
+	if (!su->known)
+		return -1;
+	if (geteuid() == su->uid)
+		return fn(arg, msg, size);
+	if (geteuid() != 0)
+		return -1;
+	if (pipe(fds) < 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int rc;
+
+		close(fds[0]);
+		if (initgroups(su->name, su->gid) < 0 || setgid(su->gid) < 0 ||
+		    setuid(su->uid) < 0)
+			_exit(255);
+		rc = fn(arg, msg, size);
+		if (write(fds[1], msg, strlen(msg)) < 0)
+			_exit(255);
+		_exit(rc ? 1 : 0);
+	}
+	close(fds[1]);
+	while (got + 1 < size &&
+	       (n = read(fds[0], msg + got, size - got - 1)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		got += (size_t)n;
+	}
+	msg[got] = '\0';
+	close(fds[0]);
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return -1;
@@ -924,29 +989,58 @@ static void check_state_dir(doctor_t *d)
 		    : "root", who(&d->su), avail >> 20);
 }
 
+/* The hooks' own open of AuditLog (audit.c), as they run it. */
+static int audit_probe(const void *arg, char *msg, size_t size)
+{
+	int fd = cbb_audit_open(arg, msg, size);
+
+	if (fd < 0)
+		return 1;
+	close(fd);
+	return 0;
+}
+
 static void check_audit_log(doctor_t *d)
 {
 	const char *log = d->cfg.audit_log;
-	char dir[PATH_MAX], *slash;
+	char dir[PATH_MAX], why[PATH_MAX + 256], *slash;
+	struct stat st;
 	bool exists;
 	int rc;
 
 	if (!log)
 		return;
-	exists = access(log, F_OK) == 0;
+	exists = lstat(log, &st) == 0;
 	snprintf(dir, sizeof(dir), "%s", log);
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	/* the hooks open it O_APPEND, creating it when missing */
-	rc = exists ? as_slurm_user(&d->su, AS_APPEND, log) :
-		      as_slurm_user(&d->su, AS_WRITE_DIR, slash ? dir : ".");
+	if (exists) {
+		/* exactly what every hook does: the same rules, as SlurmUser */
+		rc = as_slurm_user_call(&d->su, audit_probe, log, why,
+					sizeof(why));
+	} else if (stat(slash && dir[0] ? dir : "/", &st) == 0 &&
+		   (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		rc = 1;
+		snprintf(why, sizeof(why), "its directory %s has mode %04o: it "
+			 "must not be writable by group or others", dir[0] ?
+			 dir : "/", (unsigned)(st.st_mode & 07777));
+	} else {
+		/* the hooks create it: SlurmUser must be able to */
+		rc = as_slurm_user(&d->su, AS_WRITE_DIR, slash ? dir : ".");
+		if (rc > 0)
+			snprintf(why, sizeof(why), "SlurmUser %s cannot create "
+				 "it (%s)", who(&d->su), strerror(rc));
+	}
 	if (rc > 0)
-		say(&d->rep, RES_WARN, "AuditLog", "SlurmUser %s cannot %s %s "
-		    "(%s): audit lines will be lost (the stages still succeed); "
-		    "create it owned by %s, mode 0640", who(&d->su),
-		    exists ? "append to" : "create", log, strerror(rc),
+		say(&d->rep, RES_WARN, "AuditLog", "%s: %s: the hooks write no "
+		    "audit line and no hook record (the stages still succeed, "
+		    "conduit-bb metrics lacks them); make it a file of %s, mode "
+		    "0640, in a directory only its owner may write", log, why,
 		    who(&d->su));
+	else if (rc < 0)
+		say(&d->rep, RES_OK, "AuditLog", "%s: not tried as %s (doctor "
+		    "runs as neither root nor SlurmUser)", log, who(&d->su));
 	else
 		say(&d->rep, RES_OK, "AuditLog", "%s: %s by %s", log,
 		    exists ? "appendable" : "can be created", who(&d->su));
@@ -954,33 +1048,56 @@ static void check_audit_log(doctor_t *d)
 
 /* ---- Slurm's commands ------------------------------------------------------ */
 
-static void check_program(doctor_t *d, const char *check, const char *prog,
-			  const char *key)
+/* `PROG --version` as the hooks run it: the first line of its output. */
+static int version_probe(const void *arg, char *msg, size_t size)
 {
 	char p[PATH_MAX], flag[] = "--version", *argv[3];
 	cbb_buf_t out, err;
-	int status = -1;
+	int status = -1, rc;
 
-	snprintf(p, sizeof(p), "%s", prog);
+	snprintf(p, sizeof(p), "%s", (const char *)arg);
 	argv[0] = p;
 	argv[1] = flag;
 	argv[2] = NULL;
-
 	cbb_buf_init(&out, 4096);
 	cbb_buf_init(&err, 4096);
-	if (cbb_run(argv, 5000, &out, &err, &status) < 0 || status != 0)
-		say(&d->rep, RES_FAIL, check, "cannot run %s --version (%s); "
-		    "install Slurm's client commands or set %s= in "
-		    "conduit_bb.conf", prog, status > 0 ? "it failed" :
-		    "not found, or no answer in 5 s", key);
-	else {
-		if (out.data)
-			out.data[strcspn(out.data, "\n")] = '\0';
-		say(&d->rep, RES_OK, check, "%s: %s", prog,
-		    out.data ? out.data : "");
+	rc = cbb_run(argv, 5000, &out, &err, &status);
+	if (rc < 0 || status != 0) {
+		snprintf(msg, size, "%s", rc == 0 && status > 0 ? "it failed" :
+			 "not found, not executable, or no answer in 5 s");
+		rc = 1;
+	} else {
+		snprintf(msg, size, "%.*s", (int)(out.data ?
+			 strcspn(out.data, "\n") : 0), out.data ? out.data : "");
+		rc = 0;
 	}
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
+	return rc;
+}
+
+static void check_program(doctor_t *d, const char *check, const char *prog,
+			  const char *key)
+{
+	char line[512];
+	bool as_su = d->su.known && geteuid() == 0 && d->su.uid != 0;
+	int rc;
+
+	/* the hooks run it as SlurmUser: so does this, when root; as
+	 * another user, as that user */
+	rc = as_slurm_user_call(&d->su, version_probe, prog, line,
+				sizeof(line));
+	if (rc < 0 && !as_su)
+		rc = version_probe(prog, line, sizeof(line));
+	if (rc != 0)
+		say(&d->rep, RES_FAIL, check, "cannot run %s --version%s%s (%s); "
+		    "install Slurm's client commands%s or set %s= in "
+		    "conduit_bb.conf", prog, as_su ? " as SlurmUser " : "",
+		    as_su ? who(&d->su) : "", rc < 0 ? "cannot act as "
+		    "SlurmUser" : line, as_su ? " where SlurmUser can run them" :
+		    "", key);
+	else
+		say(&d->rep, RES_OK, check, "%s: %s", prog, line);
 }
 
 /* ---- the switch half, when configured ------------------------------------- */

@@ -10,6 +10,12 @@
  *     conduit_bb_transferred_bytes_total{stage}
  *     conduit_bb_transferred_files_total{stage}
  *     conduit_bb_transfer_duration_seconds{stage}  histogram
+ *   and from its hook records (one per call of the staging hooks):
+ *     conduit_bb_transfers_started_total{stage}
+ *     conduit_bb_transfers_retried_total{stage}
+ *     conduit_bb_transfers_failed_total{stage}
+ *     conduit_bb_hook_duration_seconds{hook}       histogram
+ *     conduit_bb_hook_calls_total{hook,result}     ok, busy, error
  *   from StateDir (gauges: what is staging now):
  *     conduit_bb_staging_jobs{stage}
  *     conduit_bb_stage_directives{stage,kind}      by their newest start
@@ -46,6 +52,19 @@
 static const double buckets[] = { 1, 10, 30, 60, 300, 900, 3600, 14400, 86400 };
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 
+/* the hooks that write hook records (audit.h), and their latency buckets;
+ * job_process wrote them before it ran without (older AuditLogs) */
+static const char *const hook_names[] = {
+	"slurm_bb_job_process", "slurm_bb_data_in", "slurm_bb_test_data_in",
+	"slurm_bb_data_out", "slurm_bb_test_data_out", "slurm_bb_job_teardown",
+};
+#define NHOOKS (sizeof(hook_names) / sizeof(hook_names[0]))
+static const double hook_buckets[] = { 0.001, 0.005, 0.01, 0.025, 0.05, 0.1,
+				       0.25, 0.5, 1, 2.5, 5, 10, 30, 60 };
+#define NHBUCKETS (sizeof(hook_buckets) / sizeof(hook_buckets[0]))
+enum { RES_OK, RES_BUSY, RES_ERROR, NRESULTS };
+static const char *const result_names[] = { "ok", "busy", "error" };
+
 enum { OUT_FINISHED, OUT_SKIPPED, OUT_KEPT, OUT_FAILED, NOUTCOMES };
 static const char *const outcome_names[] = { "finished", "skipped", "kept",
 					     "failed" };
@@ -58,6 +77,10 @@ typedef struct {
 	unsigned long long bytes[2], files[2];
 	unsigned long long hist[2][NBUCKETS], hist_count[2];
 	double hist_sum[2];
+	unsigned long long hook_hist[NHOOKS][NHBUCKETS], hook_count[NHOOKS];
+	unsigned long long hook_calls[NHOOKS][NRESULTS];
+	unsigned long long started[2], retried[2], failed[2];
+	double hook_sum[NHOOKS];
 	unsigned long long bad_lines;
 	/* StateDir */
 	bool state_ok;
@@ -66,6 +89,53 @@ typedef struct {
 	unsigned long long outage_jobs;
 	long long outage_s;
 } metrics_t;
+
+static int index_of(const char *const *names, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && i < n; i++)
+		if (!strcmp(names[i], s))
+			return (int)i;
+	return -1;
+}
+
+/* A hook record ("record":"hook"); false when it is not a good one. */
+static bool hook_record(json_t *o, metrics_t *m)
+{
+	int h = index_of(hook_names, NHOOKS,
+			 json_string_value(json_object_get(o, "hook")));
+	int r = index_of(result_names, NRESULTS,
+			 json_string_value(json_object_get(o, "result")));
+	json_t *v = json_object_get(o, "duration_us");
+	double secs;
+	size_t b;
+	int st;
+
+	if (h < 0 || r < 0 || !json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	secs = (double)json_integer_value(v) / 1e6;
+	/* a stage hook's starts (records of older versions have none) */
+	st = index_of(stage_names, 2, json_string_value(json_object_get(o, "stage")));
+	if (st >= 0) {
+		json_t *n = json_object_get(o, "started");
+
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			m->started[st] += (unsigned long long)json_integer_value(n);
+		n = json_object_get(o, "retried");
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			m->retried[st] += (unsigned long long)json_integer_value(n);
+		n = json_object_get(o, "failed");
+		if (json_is_integer(n) && json_integer_value(n) > 0)
+			m->failed[st] += (unsigned long long)json_integer_value(n);
+	}
+	m->hook_calls[h][r]++;
+	for (b = 0; b < NHBUCKETS; b++)
+		m->hook_hist[h][b] += secs <= hook_buckets[b];
+	m->hook_count[h]++;
+	m->hook_sum[h] += secs;
+	return true;
+}
 
 static void read_audit(const char *path, metrics_t *m)
 {
@@ -89,6 +159,15 @@ static void read_audit(const char *path, metrics_t *m)
 		if ((size_t)n > AUDIT_LINE_MAX ||
 		    !(o = json_loadb(line, (size_t)n, 0, NULL))) {
 			m->bad_lines++;
+			continue;
+		}
+		/* a directive line has no "record" (as older versions wrote) */
+		if ((v = json_object_get(o, "record"))) {
+			const char *rec = json_string_value(v);
+
+			if (!rec || strcmp(rec, "hook") || !hook_record(o, m))
+				m->bad_lines++;
+			json_decref(o);
 			continue;
 		}
 		dir = json_string_value(json_object_get(o, "direction"));
@@ -235,6 +314,57 @@ static void render(const metrics_t *m, cbb_buf_t *b)
 				m->hist_count[s], stage_names[s], m->hist_sum[s],
 				stage_names[s], m->hist_count[s]);
 		}
+		family(b, "conduit_bb_transfers_started_total", "counter",
+		       "Transfers the staging hooks started (or whose start was "
+		       "not confirmed), from the AuditLog's hook records, by stage.");
+		for (s = 0; s < 2; s++)
+			(void)cbb_buf_printf(b, "conduit_bb_transfers_started_total"
+					     "{stage=\"%s\"} %llu\n",
+					     stage_names[s], m->started[s]);
+		family(b, "conduit_bb_transfers_retried_total", "counter",
+		       "Of those, transfers of a directive that had one before (the "
+		       "server lost it, or it failed and was started again).");
+		for (s = 0; s < 2; s++)
+			(void)cbb_buf_printf(b, "conduit_bb_transfers_retried_total"
+					     "{stage=\"%s\"} %llu\n",
+					     stage_names[s], m->retried[s]);
+		family(b, "conduit_bb_transfers_failed_total", "counter",
+		       "Failed transfers, counted by the poll that failed their "
+		       "stage, from the AuditLog's hook records, by stage.");
+		for (s = 0; s < 2; s++)
+			(void)cbb_buf_printf(b, "conduit_bb_transfers_failed_total"
+					     "{stage=\"%s\"} %llu\n",
+					     stage_names[s], m->failed[s]);
+		family(b, "conduit_bb_hook_duration_seconds", "histogram",
+		       "How long each call of a staging hook took, from its call "
+		       "to its answer, from the AuditLog's hook records.");
+		for (s = 0; s < NHOOKS; s++) {
+			for (k = 0; k < NHBUCKETS; k++)
+				(void)cbb_buf_printf(b,
+					"conduit_bb_hook_duration_seconds_bucket"
+					"{hook=\"%s\",le=\"%g\"} %llu\n",
+					hook_names[s], hook_buckets[k],
+					m->hook_hist[s][k]);
+			(void)cbb_buf_printf(b,
+				"conduit_bb_hook_duration_seconds_bucket"
+				"{hook=\"%s\",le=\"+Inf\"} %llu\n"
+				"conduit_bb_hook_duration_seconds_sum"
+				"{hook=\"%s\"} %.6f\n"
+				"conduit_bb_hook_duration_seconds_count"
+				"{hook=\"%s\"} %llu\n", hook_names[s],
+				m->hook_count[s], hook_names[s], m->hook_sum[s],
+				hook_names[s], m->hook_count[s]);
+		}
+		family(b, "conduit_bb_hook_calls_total", "counter",
+		       "Calls of the staging hooks in the AuditLog's hook records, "
+		       "by result (ok; busy: a poll that goes on; error).");
+		for (s = 0; s < NHOOKS; s++)
+			for (k = 0; k < NRESULTS; k++)
+				(void)cbb_buf_printf(b, "conduit_bb_hook_calls_total"
+						     "{hook=\"%s\",result=\"%s\"} "
+						     "%llu\n", hook_names[s],
+						     result_names[k],
+						     m->hook_calls[s][k]);
 		family(b, "conduit_bb_audit_log_bad_lines", "gauge",
 		       "AuditLog lines that are not conduit_bb's JSON.");
 		(void)cbb_buf_printf(b, "conduit_bb_audit_log_bad_lines %llu\n",

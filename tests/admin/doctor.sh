@@ -26,6 +26,11 @@
 #                 its line, and the other checks still run
 #   switch        the switch half: a real test controller answering (ok),
 #                 then SessionKeyFile mode 0644 and the controller stopped
+#   programs      squeue missing, scontrol that SlurmUser may not run (mode
+#                 0700, root's), squeue that never answers: FAIL each
+#   audit-log     AuditLog as the hooks open it, as SlurmUser: ok; owned by
+#                 root, in a directory others may write, a symbolic link,
+#                 a FIFO (never waited on): warn each
 # Needs root (files owned by nobody, checks made as nobody, mounts).
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -352,6 +357,70 @@ EOF2
 	chown root "$tls/broker.key"
 	doctor
 	expect FAIL "SwitchClientKey: $tls/broker.key cannot be read by SlurmUser nobody (Permission denied)"
+	;;
+programs)
+	sed -i "s,^Squeue=.*,Squeue=$t/bin/no-such-squeue," "$t/etc/conduit_bb.conf"
+	chmod 0700 "$t/bin/scontrol" # root's: SlurmUser nobody may not run it
+	doctor
+	exits 1
+	expect FAIL "squeue: cannot run $t/bin/no-such-squeue --version as SlurmUser nobody (not found"
+	expect FAIL "set Squeue= in conduit_bb.conf"
+	expect FAIL "scontrol: cannot run $t/bin/scontrol --version as SlurmUser nobody (not found, not executable"
+	[ "$(grep -c '^FAIL ' "$t/out")" -eq 2 ] || fail "not two failures"
+	# one that never answers costs 5 s, not more
+	printf '#!/bin/sh
+exec sleep 60
+' > "$t/bin/slow-squeue"
+	chmod 0755 "$t/bin/slow-squeue" "$t/bin/scontrol"
+	sed -i "s,^Squeue=.*,Squeue=$t/bin/slow-squeue," "$t/etc/conduit_bb.conf"
+	t0=$(date +%s)
+	doctor
+	exits 1
+	[ $(( $(date +%s) - t0 )) -lt 15 ] || fail "doctor waited $(( $(date +%s) - t0 )) s for squeue"
+	expect FAIL "squeue: cannot run $t/bin/slow-squeue --version as SlurmUser nobody (not found, not executable, or no answer in 5 s)"
+	only_failure squeue
+	expect ok "scontrol: $t/bin/scontrol: slurm 24.11.5"
+	;;
+audit-log)
+	mkdir -p "$t/log"
+	chown nobody "$t/log"
+	chmod 0755 "$t/log"
+	echo "AuditLog=$t/log/audit.log" >> "$t/etc/conduit_bb.conf"
+	doctor
+	exits 0
+	expect ok "AuditLog: $t/log/audit.log: can be created by nobody"
+	[ ! -e "$t/log/audit.log" ] || fail "doctor created the AuditLog"
+	install -o nobody -m 0640 /dev/null "$t/log/audit.log"
+	doctor
+	exits 0
+	expect ok "AuditLog: $t/log/audit.log: appendable by nobody"
+	# SlurmUser can append to it (0666), but the hooks refuse a file of another uid
+	chown root "$t/log/audit.log"
+	chmod 0666 "$t/log/audit.log"
+	doctor
+	exits 0
+	expect warn "AuditLog: $t/log/audit.log: it belongs to uid 0, not uid 65534 (who runs the hooks): the hooks write no audit line and no hook record"
+	chown nobody "$t/log/audit.log"
+	chmod 0640 "$t/log/audit.log"
+	chmod 0777 "$t/log"
+	doctor
+	expect warn "AuditLog: $t/log/audit.log: its directory $t/log has mode 0777: it must not be writable by group or others"
+	rm "$t/log/audit.log"
+	doctor
+	expect warn "AuditLog: $t/log/audit.log: its directory $t/log has mode 0777"
+	chmod 0755 "$t/log"
+	install -o nobody -m 0640 /dev/null "$t/log/real.log"
+	ln -s real.log "$t/log/audit.log"
+	doctor
+	expect warn "AuditLog: $t/log/audit.log: it is a symbolic link"
+	rm "$t/log/audit.log"
+	mkfifo -m 0640 "$t/log/audit.log"
+	chown nobody "$t/log/audit.log"
+	t0=$(date +%s)
+	doctor
+	exits 0
+	[ $(( $(date +%s) - t0 )) -lt 15 ] || fail "doctor waited on the FIFO"
+	expect warn "AuditLog: $t/log/audit.log: it is not a regular file (a FIFO)"
 	;;
 *)
 	echo "unknown case $case"

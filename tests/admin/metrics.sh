@@ -5,7 +5,9 @@
 # root-only directory (as node_exporter's textfile directory is).  The
 # output is parsed by the Prometheus text parser of Debian's
 # python3-prometheus-client, and the values checked against what the
-# hooks did; the parser must also reject a broken exposition.
+# hooks did (the hook latency histogram against each call's wall time, a
+# call the server made wait 600 ms, and the AuditLog's hook records); the
+# parser must also reject a broken exposition.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here" || exit 2
@@ -33,8 +35,10 @@ CBB_MODULE_DIR=build/lua5.4 CBB_SERVER_DIR=$t/server CONDUIT_BB_CONF=$t/conduit_
 work=$WORK
 chown -R nobody "$work/state" "$work/log/audit.log"
 chmod 0640 "$work/log/audit.log"
-# and a line that is not conduit_bb's
+# and a line that is not conduit_bb's, and a hook record of a hook that
+# writes none (both bad lines, neither counted)
 echo 'not json' >> "$work/log/audit.log"
+echo '{"time":1,"record":"hook","hook":"slurm_bb_paths","result":"ok","duration_us":5}' >> "$work/log/audit.log"
 mkdir -m 0755 "$t/textfile"
 
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/textfile/conduit_bb.prom" ||
@@ -48,8 +52,8 @@ grep -v '^conduit_bb_outage_seconds ' "$t/stdout.prom" > "$t/a"
 grep -v '^conduit_bb_outage_seconds ' "$t/textfile/conduit_bb.prom" > "$t/b"
 cmp -s "$t/a" "$t/b" || { echo "stdout differs"; diff "$t/a" "$t/b"; exit 1; }
 
-/usr/bin/python3 - "$t/textfile/conduit_bb.prom" <<'PY'
-import sys
+/usr/bin/python3 - "$t/textfile/conduit_bb.prom" "$t/ids.hooks" "$work/log/audit.log" <<'PY'
+import json, sys
 from prometheus_client.parser import text_string_to_metric_families as parse
 
 text = open(sys.argv[1]).read()
@@ -77,7 +81,7 @@ assert val(h, h + "_count", stage="in") == 1 and val(h, h + "_count", stage="out
 assert val(h, h + "_bucket", stage="in", le="+Inf") == 1
 buckets = [s for s in fams[h].samples if s.name == h + "_bucket" and s.labels["stage"] == "in"]
 assert all(a.value <= b.value for a, b in zip(buckets, buckets[1:])), buckets
-assert val("conduit_bb_audit_log_bad_lines", "conduit_bb_audit_log_bad_lines") == 1
+assert val("conduit_bb_audit_log_bad_lines", "conduit_bb_audit_log_bad_lines") == 2
 assert val("conduit_bb_audit_log_readable", "conduit_bb_audit_log_readable") == 1
 assert val("conduit_bb_statedir_readable", "conduit_bb_statedir_readable") == 1
 # staging now: running and failed stage in (2 directives each), one stages out
@@ -89,6 +93,66 @@ assert val(r, r, stage="in", kind="unconfirmed") == 0
 assert val(r, r, stage="out", kind="started") == 1
 assert val("conduit_bb_outage_jobs", "conduit_bb_outage_jobs") == 1
 assert val("conduit_bb_outage_seconds", "conduit_bb_outage_seconds") >= 0
+# the hook latency histogram against what the hooks did (jobs.lua's
+# calls: "HOOK RESULT WALL_MS MIN_MS", the wall time around each call and
+# the least it can have taken, for the call the server made wait)
+calls = [l.split() for l in open(sys.argv[2]) if l.strip()]
+hooks = ["slurm_bb_job_process", "slurm_bb_data_in", "slurm_bb_test_data_in",
+         "slurm_bb_data_out", "slurm_bb_test_data_out", "slurm_bb_job_teardown"]
+hd, hc = "conduit_bb_hook_duration_seconds", "conduit_bb_hook_calls"
+assert types[hd] == "histogram" and types[hc] == "counter", types
+for hook in hooks:
+    mine = [(c[1], int(c[2]), int(c[3])) for c in calls if c[0] == hook]
+    for res in ("ok", "busy", "error"):
+        got = val(hc, hc + "_total", hook=hook, result=res)
+        want = sum(1 for m in mine if m[0] == res)
+        assert got == want, (hook, res, got, want)
+    assert val(hd, hd + "_count", hook=hook) == len(mine), (hook, len(mine))
+    assert val(hd, hd + "_bucket", hook=hook, le="+Inf") == len(mine), hook
+    bks = [(float(s.labels["le"]), s.value) for s in fams[hd].samples
+           if s.name == hd + "_bucket" and s.labels["hook"] == hook and s.labels["le"] != "+Inf"]
+    assert len(bks) >= 10 and bks == sorted(bks), (hook, bks)
+    for le, n in bks:
+        # (date's milliseconds: a call lasted less than its wall time + 1 ms)
+        surely_in = sum(1 for m in mine if m[1] + 1 <= le * 1000)
+        surely_out = sum(1 for m in mine if m[2] > le * 1000)
+        assert surely_in <= n <= len(mine) - surely_out, (hook, le, n, surely_in, surely_out, mine)
+    total = val(hd, hd + "_sum", hook=hook)
+    assert sum(m[2] for m in mine) / 1000.0 <= total <= sum(m[1] + 1 for m in mine) / 1000.0, (hook, total, mine)
+# every staging hook jobs.lua calls was seen; the slow stage-in start is above 0.5 s
+assert val(hd, hd + "_count", hook="slurm_bb_test_data_in") >= 3
+assert val(hd, hd + "_bucket", hook="slurm_bb_data_in", le="0.5") <= val(hd, hd + "_count", hook="slurm_bb_data_in") - 1
+assert val(hc, hc + "_total", hook="slurm_bb_test_data_in", result="error") == 1  # failed's line 4
+assert val(hc, hc + "_total", hook="slurm_bb_test_data_out", result="busy") >= 1  # out, held
+# transfers started, from the stage hooks' records: in, done's 1, running's
+# 2, failed's 2 (outage's was never taken); out, done's 1 (one skipped)
+# and out's 1; none of a directive that had one before
+ts, tr = "conduit_bb_transfers_started", "conduit_bb_transfers_retried"
+assert types[ts] == "counter" and types[tr] == "counter", types
+assert val(ts, ts + "_total", stage="in") == 5, val(ts, ts + "_total", stage="in")
+assert val(ts, ts + "_total", stage="out") == 2, val(ts, ts + "_total", stage="out")
+assert val(tr, tr + "_total", stage="in") == 0 and val(tr, tr + "_total", stage="out") == 0
+# failed's line 4, counted by the poll that failed its stage-in
+tf = "conduit_bb_transfers_failed"
+assert val(tf, tf + "_total", stage="in") == 1 and val(tf, tf + "_total", stage="out") == 0
+# ... and exactly what the AuditLog's hook records say
+recs = []
+for line in open(sys.argv[3]):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    if o.get("record") == "hook" and o["hook"] in hooks:
+        recs.append(o)
+assert len(recs) == len(calls), (len(recs), len(calls))
+for st in ("in", "out"):
+    assert val(ts, ts + "_total", stage=st) == sum(r.get("started", 0) for r in recs if r.get("stage") == st)
+for hook in hooks:
+    ds = [r["duration_us"] / 1e6 for r in recs if r["hook"] == hook]
+    assert abs(val(hd, hd + "_sum", hook=hook) - sum(ds)) < 1e-9, hook
+    for s in fams[hd].samples:
+        if s.name == hd + "_bucket" and s.labels["hook"] == hook and s.labels["le"] != "+Inf":
+            assert s.value == sum(1 for d in ds if d <= float(s.labels["le"])), (hook, s)
 # the parser is no rubber stamp: it refuses a broken exposition
 for bad in ('conduit_bb_x{stage=in} 1\n', 'conduit_bb_x{stage="in"} one\n'):
     try:

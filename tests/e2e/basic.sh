@@ -1,6 +1,8 @@
 # basic.sh - staging as a user sees it (sourced by run.sh): files and
 # directories in and out, bbstat, a refused directive, the module missing,
-# failures that hold the job with the line, scancel during stage-in.
+# failures that hold the job with the line, scancel during stage-in; the
+# installation (conduit-bb doctor, and the Debian package slurmctld's
+# module comes from).
 
 # ---- 1. stage-in and stage-out of files and directories ---------------------
 write_job stage.sh <<'JOB'
@@ -86,13 +88,18 @@ msg="line 4: #CONDUIT_PRE: option '--user=root' is not allowed: the job's user c
 expect "sbatch refuses a bad directive" sh -c "! chroot --userspec=alice:alice $R env HOME=/home/alice sbatch --chdir=$JOBS $JOBS/bad.sh 2>$R/tmp/bad.err"
 expect "sbatch prints the one-line reason" grep -qxF "sbatch: error: burst_buffer/lua: $msg" "$R/tmp/bad.err"
 expect "conduit-bb check prints the same message" \
-	sh -c "chroot --userspec=alice:alice $R /usr/local/bin/conduit-bb check $JOBS/bad.sh | grep -qF \"$msg\""
+	sh -c "chroot --userspec=alice:alice $R $CBB_CLI check $JOBS/bad.sh | grep -qF \"$msg\""
 
 # ---- 3b. the module missing: Slurm loads burst_buffer.lua for every hook --
 # call, so one sbatch while conduit_bb.so is away sees it.  Slurm 25.05 and
 # later answer with Lua's error; 24.11 only logs it in slurmctld's log.
 wait_for 30 torn_down "$J" || true # no hook of the first job is left to run
+# (where this root's install put it: the Debian package's Lua 5.1 path, or
+# make install's /usr/local for a Slurm built from source)
 so=/usr/local/lib/lua/$LUA/conduit_bb.so
+for f in "$R"/usr/lib/*/lua/$LUA/conduit_bb.so "$R$so"; do
+	[ -f "$f" ] && { so=${f#"$R"}; break; }
+done
 mv "$R$so" "$R$so.away"
 as_user alice sbatch --chdir=$JOBS "$JOBS/stage.sh" >/dev/null 2>"$R/tmp/nomodule.err"
 nomodule_rc=$?
@@ -157,3 +164,51 @@ expect "... its StateDir records are gone, the mark that stops a late data_in st
 	wait_for 15 only_over_mark "$J4"
 faults '{}'
 
+
+# ---- 6. the installation: conduit-bb doctor, and the Debian package ----------
+# doctor as SlurmUser runs the hooks (this root's slurm.conf: root), with the
+# Conduit server up: every check ok or warn, none failed
+in_root conduit-bb doctor > "$R/tmp/doctor.out" 2>&1
+doctor_rc=$?
+sed 's/^/#   /' "$R/tmp/doctor.out"
+expect "conduit-bb doctor in the root exits 0 with no FAIL line" \
+	sh -c "[ $doctor_rc = 0 ] && ! grep -q '^FAIL ' '$R/tmp/doctor.out' && grep -q '^doctor: .* 0 failed\$' '$R/tmp/doctor.out'"
+expect "... and it checked the real server, module and Slurm Lua" \
+	sh -c "grep -q '^ok    server: 127.0.0.1:$CONDUIT_PORT answered a Query' '$R/tmp/doctor.out' &&
+	       grep -q '^ok    module: .* was built for Lua $LUA' '$R/tmp/doctor.out' &&
+	       grep -q '^ok    slurm Lua: .* links liblua$LUA' '$R/tmp/doctor.out'"
+# The module the running slurmctld maps: conduit_bb.so is linked -z
+# nodelete, so once a hook ran inside slurmctld (pools, at its start;
+# every job_process) it stays mapped there; a hook process (slurmscriptd's
+# child) maps it while it runs.
+mapped_module() { # "pid comm path" of the first slurmctld process mapping it
+	c=$(cat "$R/run/slurmctld.pid" 2>/dev/null)
+	[ -n "$c" ] || return 1
+	for p in $c $(cat /proc/"$c"/task/*/children 2>/dev/null); do
+		for k in $p $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+			m=$(grep -v '(deleted)' "/proc/$k/maps" 2>/dev/null |
+				grep -o '/[^ ]*/conduit_bb\.so' | head -1)
+			[ -n "$m" ] && { echo "$k $(cat "/proc/$k/comm") ${m#"$R"}"; return 0; }
+		done
+	done
+	return 1
+}
+m=
+end=$(( $(date +%s) + 30 ))
+while [ -z "$m" ] && [ "$(date +%s)" -lt "$end" ]; do
+	m=$(mapped_module) || { m=; sleep 0.2; }
+done
+so=${m##* }
+note "slurmctld's process ${m% *} maps $so"
+expect "slurmctld maps conduit_bb.so" [ -n "$m" ]
+if [ -z "$SLURM_SOURCE" ]; then
+	expect "dpkg -s conduit-bb: the package is installed" \
+		sh -c "chroot $R dpkg -s conduit-bb 2>/dev/null | grep -qx 'Status: install ok installed'"
+	expect "... and dpkg -L conduit-bb holds the module slurmctld maps ($so)" \
+		sh -c "[ -n '$so' ] && chroot $R dpkg -L conduit-bb | grep -qxF '$so'"
+	expect "... no copy of an earlier make install is left in /usr/local" \
+		sh -c "! ls $R/usr/local/lib/lua/*/conduit_bb.so $R/usr/local/bin/conduit-bb 2>/dev/null | grep -q ."
+	expect "... and conduit-bb is the package's" \
+		sh -c "[ \"\$(chroot $R sh -c 'command -v conduit-bb')\" = /usr/bin/conduit-bb ] &&
+		       chroot $R dpkg -S /usr/bin/conduit-bb | grep -q '^conduit-bb: '"
+fi

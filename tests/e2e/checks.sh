@@ -14,6 +14,9 @@ expect() { # expect "what" command... : a check
 	if "$@"; then ok "$what"; else bad "$what"; fi
 }
 note() { echo "# [$LABEL] $*"; }
+# the installed command: the Debian package's (/usr/bin) or make install's
+CBB_CLI=$(chroot "$R" sh -c 'command -v conduit-bb' 2>/dev/null)
+CBB_CLI=${CBB_CLI:-/usr/bin/conduit-bb}
 
 submit() { # submit SCRIPT-NAME [sbatch options...] -> job id (as alice)
 	script=$1

@@ -51,9 +51,36 @@ no_hook_reason() { # the job shows, and names no failed hook
 expect "staging in accounting: stage-out summaries in slurmctld's log, the skip counted" \
 	grep -qE "conduit_bb: job $W1: conduit attempt 0: out 2 transfers [0-9]+ B [0-9]+ s \(1 skipped\); 0 failed" \
 	"$R/var/log/slurm/slurmctld.log"
-expect "... and AuditLog one JSON line per directive (3), the skipped one too" \
-	sh -c "[ \$(grep -c '\"job\":$W1,' $R/var/log/slurm/conduit_bb-audit.log) = 3 ] && \
-	       grep '\"job\":$W1,' $R/var/log/slurm/conduit_bb-audit.log | grep -q '\"state\":\"SKIPPED\",\"when\":\"success\"'"
+audit_of() { grep "\"job\":$1," "$R/var/log/slurm/conduit_bb-audit.log"; }
+three_lines() { # the job's directive lines (no "record": hook records are apart)
+	[ "$(audit_of "$1" | grep -vc '"record":"hook"')" = 3 ] &&
+		audit_of "$1" | grep -v '"record":"hook"' | grep -q '"state":"SKIPPED","when":"success"'
+}
+expect "... and AuditLog one JSON line per directive (3), the skipped one too" three_lines "$W1"
+hook_records() { # each of the job's stage hooks left hook records with a duration
+	for h in data_in test_data_in data_out test_data_out; do
+		audit_of "$1" | grep '"record":"hook"' |
+			grep -qE "\"hook\":\"slurm_bb_$h\",.*\"duration_us\":[0-9]+}\$" || return 1
+	done
+}
+expect "... and a hook record, with its duration, for each call of its stage hooks" hook_records "$W1"
+# conduit-bb metrics in the root: its hook histogram counts every hook
+# record (of a copy of the AuditLog: the hooks go on appending to it)
+cp "$R/var/log/slurm/conduit_bb-audit.log" "$R/tmp/audit-copy.log"
+sed 's,^AuditLog=.*,AuditLog=/tmp/audit-copy.log,' "$R/etc/slurm/conduit_bb.conf" > "$R/tmp/metrics.conf"
+in_root conduit-bb metrics --config /tmp/metrics.conf > "$R/tmp/metrics.prom" 2>"$R/tmp/metrics.err"
+metrics_rc=$?
+hist_matches() {
+	[ "$metrics_rc" = 0 ] || return 1
+	for h in data_in test_data_in data_out test_data_out job_teardown; do
+		n=$(grep '"record":"hook"' "$R/tmp/audit-copy.log" | grep -c "\"hook\":\"slurm_bb_$h\"")
+		grep -qx "conduit_bb_hook_duration_seconds_count{hook=\"slurm_bb_$h\"} $n" "$R/tmp/metrics.prom" ||
+			{ log "slurm_bb_$h: $n records, metrics: $(grep "_count{hook=\"slurm_bb_$h\"}" "$R/tmp/metrics.prom")"; return 1; }
+	done
+	# and there were some: every job of this suite ran these
+	! grep -q 'conduit_bb_hook_duration_seconds_count{hook="slurm_bb_test_data_in"} 0$' "$R/tmp/metrics.prom"
+}
+expect "conduit-bb metrics: the hook latency histogram counts every hook record of the AuditLog" hist_matches
 both_clean() { no_hook_reason "$W0" && no_hook_reason "$W1"; }
 expect "a skipped stage-out is not a failure: no hook reason on either job" both_clean
 
@@ -73,7 +100,7 @@ expect "... naming the first and counting the rest" grep -qxF \
 	"sbatch: error: burst_buffer/lua: line 3: #CONDUIT_PRE: option '--user=root' is not allowed: the job's user comes from Slurm (and 2 more: run conduit-bb check)" \
 	"$R/tmp/bad3.err"
 expect "conduit-bb check lists all three with their lines, and exits 1" \
-	sh -c "chroot --userspec=alice:alice $R /usr/local/bin/conduit-bb check $JOBS/bad3.sh > $R/tmp/bad3.out; \
+	sh -c "chroot --userspec=alice:alice $R $CBB_CLI check $JOBS/bad3.sh > $R/tmp/bad3.out; \
 	       [ \$? = 1 ] && [ \$(grep -c ': error: line [356]: ' $R/tmp/bad3.out) = 3 ]"
 
 # ---- one shared stage-in per job array ------------------------------------------

@@ -1,7 +1,8 @@
 #!/bin/sh
 # setup.sh - create (once, cached) the root of the Slurm that lib.sh's
-# profile names, then build and `make install` conduit_bb.so in it against
-# the Lua that Slurm uses, and write the configs.  Safe to rerun, and
+# profile names, then build conduit_bb.so in it against the Lua that Slurm
+# uses (Debian's Slurm: as the Debian package, `make deb` and dpkg -i; a
+# Slurm built from source: `make install`), and write the configs.  Safe to rerun, and
 # after a crash: an unfinished root is rebuilt.
 #
 #   24.11  debootstrap trixie, Debian's Slurm 24.11 packages (Lua 5.1)
@@ -98,6 +99,45 @@ if [ ! -f "$R/.conduit-bb-accounting" ]; then
 	log "e2e: MariaDB and slurmdbd ready in $(( $(date +%s) - t_db )) s"
 fi
 
+# The module and the command, built in the root for the Lua its Slurm
+# links.  With Debian's Slurm (no SLURM_SOURCE) the e2e proves the package:
+# `make deb` in the root, installed with dpkg (the root gets dpkg-dev once;
+# a cached root's /usr/local copies of an earlier `make install` go, so
+# nothing stale can be what Slurm loads).  A Slurm built from source gets
+# `make install` into /usr/local.
+install_module() {
+	if [ -n "$SLURM_SOURCE" ]; then
+		in_root make -s -C "$E2E_SRC" LUA_VERSION=$LUA >/dev/null
+		in_root make -s -C "$E2E_SRC" install LUA_VERSION=$LUA PREFIX=/usr/local >/dev/null
+		return
+	fi
+	if ! in_root sh -c 'command -v dpkg-shlibdeps && command -v dpkg-buildflags' >/dev/null; then
+		log "e2e: installing dpkg-dev in the root (make deb)"
+		in_root apt-get update -qq
+		in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends dpkg-dev binutils >/dev/null
+		in_root apt-get clean
+	fi
+	rm -f "$R/usr/local/lib/lua/$LUA/conduit_bb.so" "$R/usr/local/bin/conduit-bb" \
+		"$R/usr/local/share/man/man1/conduit-bb.1" "$R/usr/local/share/man/man5/conduit_bb.conf.5" \
+		"$R/etc/slurm/conduit_bb.conf.example" "$R/etc/slurm/burst_buffer.lua.conduit-bb" \
+		"$R/etc/slurm/switch.lua.conduit-bb"
+	rm -rf "$R/usr/local/share/doc/conduit-bb"
+	in_root make -s -C "$E2E_SRC" deb >"$R/tmp/make-deb.log" 2>&1 || {
+		cat "$R/tmp/make-deb.log" >&2
+		log "e2e: make deb failed in the root"
+		return 1
+	}
+	deb=$(tail -1 "$R/tmp/make-deb.log")
+	in_root env DEBIAN_FRONTEND=noninteractive dpkg -i --force-confnew "$deb" \
+		>"$R/tmp/dpkg-i.log" 2>&1 || {
+		cat "$R/tmp/dpkg-i.log" >&2
+		log "e2e: dpkg -i $deb failed in the root"
+		return 1
+	}
+	log "e2e: installed ${deb##*/} in the root"
+}
+
 # ---- every run: users, the module, configs (cheap) ----------------------
 sh "$HERE/tests/e2e/cluster.sh" stop # nothing may run while we rebuild
 printf '127.0.0.1 localhost\n127.0.0.1 %s\n' "$HOSTNAME_S" > "$R/etc/hosts"
@@ -113,8 +153,7 @@ rm -rf "$R$E2E_SRC"
 mkdir -p "$R$E2E_SRC"
 (cd "$HERE" && tar cf - --exclude=./build --exclude=./.git . ) | tar xf - -C "$R$E2E_SRC"
 mount_root
-in_root make -s -C "$E2E_SRC" LUA_VERSION=$LUA >/dev/null
-in_root make -s -C "$E2E_SRC" install LUA_VERSION=$LUA PREFIX=/usr/local >/dev/null
+install_module
 if [ -n "$SWITCH_PLUGIN" ]; then
 	# the plugin against the configured tree of the Slurm it runs in
 	tree=/usr/src/slurm-$SLURM_SOURCE

@@ -126,9 +126,13 @@ describe("staging in accounting", function()
     j.info = info_of(j, { job_state = 5, exit_code = 256 })
     stage(j, "data_out")
     assert.are.same({}, comments(j)) -- AdminComment=no
+    -- (the hook records, "record":"hook", have a test of their own)
     local lines = {}
-    for l in (slurp(audit) or ""):gmatch("[^\n]+") do lines[#lines + 1] = l end
+    for l in (slurp(audit) or ""):gmatch("[^\n]+") do
+      if not l:find('"record":"hook"', 1, true) then lines[#lines + 1] = l end
+    end
     assert.are.equal(3, #lines)
+    assert.is_nil(lines[1]:find('"record"', 1, true)) -- as older versions wrote
     assert.truthy(lines[1]:find('"job":' .. j.id .. ',', 1, true))
     assert.truthy(lines[1]:find('"direction":"in","line":3,"action":"cp"', 1, true))
     assert.truthy(lines[1]:find('"state":"TRANSFER_FINALIZED","error":"ERROR_NONE"', 1, true))
@@ -139,6 +143,130 @@ describe("staging in accounting", function()
     local p = io.popen("stat -c %a " .. audit)
     assert.are.equal("640", p:read("*l"))
     p:close()
+  end)
+
+  it("records every call of the staging hooks, with its duration", function()
+    assert(sh("mkdir -p " .. work .. "/audit && chmod 0755 " .. work .. "/audit"))
+    local audit = work .. "/audit/hooks-" .. os.time() .. ".log"
+    conf({ AuditLog = audit, AdminComment = "no" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/hookrec-a.txt",
+                        "#CONDUIT_POST cp in/a.txt out/hookrec-b.txt" })
+    -- every call, with the wall time around it (a record's duration is
+    -- inside it) and what it answered
+    local calls = {}
+    local function call(hook, ...)
+      fresh()
+      local t0 = H.now_ms()
+      local rc, msg = _G[hook](...)
+      local wall = H.now_ms() - t0
+      -- (job_process writes none: it runs inside slurmctld)
+      if hook ~= "slurm_bb_job_process" then
+        calls[#calls + 1] = { hook = hook, wall = wall,
+                              result = rc ~= 0 and "error" or msg == "BUSY" and "busy" or "ok" }
+      end
+      return rc, msg
+    end
+    local function until_done(hook)
+      for _ = 1, 200 do
+        local rc, msg = call(hook, j.id, j.script, j.uid, j.uid, j.info)
+        if not (rc == 0 and msg == "BUSY") then return rc end
+        H.sleep(0.1)
+      end
+    end
+    -- a slow server: the stage-in start waits 400 ms for StartTransfer's
+    -- answer; each transfer moves for 2 s, so a poll sees it running
+    -- however slow the hooks are (ASan, a loaded machine)
+    faults('{"stall_ms": {"StartTransfer": 400}, "delay_ms": {"DATA_TRANSFERRING": 2000}}')
+    assert.are.equal(0, (call("slurm_bb_job_process", j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, (call("slurm_bb_data_in", j.id, j.script, j.uid, j.uid, j.info)))
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 2000}}')
+    assert.are.equal(0, until_done("slurm_bb_test_data_in"))
+    j.info = info_of(j, { job_state = 3, exit_code = 0 })
+    assert.are.equal(0, (call("slurm_bb_data_out", j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, until_done("slurm_bb_test_data_out"))
+    assert.are.equal(0, (call("slurm_bb_job_teardown", j.id, j.script, "false", j.uid, j.uid)))
+    -- a job_process that refuses a script is an error
+    local bad = new_job({ "#CONDUIT_PRE cp --user=root in/a.txt out/x.txt" })
+    assert.are.equal(-1, (call("slurm_bb_job_process", bad.script, bad.uid, bad.uid, bad.info)))
+    faults("{}")
+    local recs = {}
+    for l in (slurp(audit) or ""):gmatch("[^\n]+") do
+      if l:find('"record":"hook"', 1, true) then recs[#recs + 1] = l end
+    end
+    assert.are.equal(#calls, #recs)
+    local busy = {}
+    for i, c in ipairs(calls) do
+      local r = recs[i]
+      assert.truthy(r:find('^{"time":%d+,"record":"hook","hook":"' .. c.hook .. '",'), r)
+      assert.truthy(r:find(',"result":"' .. c.result .. '",', 1, true), r)
+      assert.truthy(r:find(',"cluster":"testcluster"', 1, true) or c.hook == "slurm_bb_job_process", r)
+      local us = tonumber(r:match(',"duration_us":(%d+)}$'))
+      assert.truthy(us, r)
+      -- inside the wall time around the call (1 ms of date's resolution)
+      assert.is_true(us <= (c.wall + 1) * 1000, r .. " wall " .. c.wall)
+      if c.hook:find("data_") then
+        assert.truthy(r:find(',"job":' .. j.id .. ',', 1, true), r)
+        assert.truthy(r:find(',"stage":"' .. (c.hook:find("_in$") and "in" or "out") .. '",', 1, true), r)
+      end
+      if c.hook == "slurm_bb_data_in" then
+        assert.is_true(us >= 400000, r) -- it waited for the stalled answer
+      end
+      if c.hook == "slurm_bb_job_teardown" then
+        assert.truthy(r:find(',"job":' .. j.id .. ',', 1, true), r)
+        assert.is_nil(r:find('"stage"', 1, true))
+      end
+      if c.result == "busy" then busy[c.hook] = true end
+    end
+    assert.is_true(busy.slurm_bb_test_data_in and busy.slurm_bb_test_data_out,
+                   "the polls said BUSY while the transfers ran")
+    assert.are.equal("error", calls[#calls].result)
+    -- what the stage hooks started: data_in and data_out one each, the polls none
+    for i, c in ipairs(calls) do
+      local r = recs[i]
+      if c.hook == "slurm_bb_data_in" or c.hook == "slurm_bb_data_out" then
+        assert.truthy(r:find(',"started":1,"retried":0,"failed":0,', 1, true), r)
+      elseif c.hook:find("test_data") then
+        assert.truthy(r:find(',"started":0,"retried":0,"failed":0,', 1, true), r)
+      else
+        assert.is_nil(r:find('"started"', 1, true), r)
+      end
+    end
+  end)
+
+  it("counts a failed stage-in started again as retried in its hook record", function()
+    assert(sh("mkdir -p " .. work .. "/audit && chmod 0755 " .. work .. "/audit"))
+    local audit = work .. "/audit/retried-" .. os.time() .. ".log"
+    conf({ AuditLog = audit, AdminComment = "no" })
+    local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/retried-a.txt",
+                        "#CONDUIT_PRE cp in/a.txt out/retried-b.txt" })
+    faults('{"fail_at": [{"state": "VALIDATING", "error": "ERROR_VALIDATION", ' ..
+           '"message": "failed to get source[in/a.txt]", "comment": "^SLURMJOB:' .. j.id .. ',.*LINE:4$"}]}')
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(-1, (poll("slurm_bb_test_data_in", j)))
+    -- the user fixed it and released the job: Slurm runs data_in again
+    faults("{}")
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
+    local ins = {}
+    for l in (slurp(audit) or ""):gmatch("[^\n]+") do
+      if l:find('"hook":"slurm_bb_data_in"', 1, true) then ins[#ins + 1] = l end
+    end
+    assert.are.equal(2, #ins)
+    -- the poll that failed the stage counted the failed transfer
+    local failed = 0
+    for l in (slurp(audit) or ""):gmatch("[^\n]+") do
+      if l:find('"hook":"slurm_bb_test_data_in"', 1, true) then
+        failed = failed + tonumber(l:match(',"failed":(%d+),'))
+        if l:find('"result":"error"', 1, true) then
+          assert.truthy(l:find(',"failed":1,', 1, true), l)
+        end
+      end
+    end
+    assert.are.equal(1, failed)
+    assert.truthy(ins[1]:find(',"started":2,"retried":0,', 1, true), ins[1])
+    assert.truthy(ins[2]:find(',"started":1,"retried":1,', 1, true), ins[2])
   end)
 
   it("logs an AuditLog it cannot write and still finishes the stage", function()
@@ -159,7 +287,11 @@ describe("staging in accounting", function()
     assert.is_true(H.now_ms() - t0 < 4000)
     local n = 0
     for _, l in ipairs(H.logged()) do
-      if l.msg:find("AuditLog " .. path, 1, true) then
+      -- each call's hook record, refused too, is said at debug level only
+      if l.level == 2 then
+        assert.truthy(l.msg:find("no hook record written to AuditLog " .. path .. ": ", 1, true), l.msg)
+        assert.truthy(l.msg:find(why, 1, true), l.msg)
+      elseif l.msg:find("AuditLog " .. path, 1, true) then
         n = n + 1
         assert.truthy(l.msg:find(why, 1, true), l.msg)
         assert.truthy(l.msg:find("no audit line written", 1, true), l.msg)
