@@ -58,7 +58,7 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 # The parts (docs/architecture.md): core is shared, bb and switch are the
 # two halves, cli is `conduit-bb`; module.c joins the halves.
 CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
-          core/config_values \
+          core/config_values core/log \
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
           bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
@@ -68,7 +68,7 @@ MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_re
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module
 # conduit-bb checks scripts offline: no Lua, no network.
 CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
-           core/config_values \
+           core/config_values core/log \
            bb/words bb/script bb/symbols bb/directive switch/netreq cli/check
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.

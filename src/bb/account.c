@@ -167,7 +167,7 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	if (strlen(old) + strlen(summary) + 2 > CBB_ADMIN_COMMENT_MAX) {
 		snprintf(msg, sizeof(msg), "job %u: AdminComment is full; "
 			 "staging summary not added", j->job_id);
-		note(j, 0, msg);
+		note(j, CBB_LOG_INFO, msg);
 		goto out;
 	}
 	cbb_buf_init(&arg, 0);
@@ -191,7 +191,7 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 			 "summary to AdminComment (scontrol: %.200s)", j->job_id,
 			 err.data && err.len ? err.data : "no answer");
 		cbb_one_line(msg);
-		note(j, 0, msg);
+		note(j, CBB_LOG_INFO, msg);
 	}
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
@@ -331,7 +331,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: "
 			 "%s; no audit line written", j->job_id,
 			 j->cfg->audit_log, why);
-		note(j, -1, msg);
+		note(j, CBB_LOG_ERROR, msg);
 		return;
 	}
 	cbb_buf_init(&lines, (size_t)4 << 20);
@@ -355,7 +355,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (lines.len && write(fd, lines.data, lines.len) != (ssize_t)lines.len) {
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: %s",
 			 j->job_id, j->cfg->audit_log, strerror(errno));
-		note(j, -1, msg);
+		note(j, CBB_LOG_ERROR, msg);
 	}
 	close(fd);
 	cbb_buf_free(&lines);
@@ -386,7 +386,7 @@ void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (j->cfg->audit_log)
 		audit(j, plan, stage, have);
 	snprintf(msg, sizeof(msg), "job %u: %s", j->job_id, summary);
-	note(j, 0, msg);
+	note(j, CBB_LOG_INFO, msg);
 	memset(&r, 0, sizeof(r));
 	r.restart = j->restart;
 	r.submit = j->submit;

@@ -94,7 +94,7 @@ static void write_records(cbb_job_ctx_t *j, const cbb_rec_t *r, size_t n,
 	rc = array ? cbb_shared_add(j->cfg, j->cluster, j->array_job_id, r, n, &e)
 		   : cbb_recs_add(j->cfg, j->cluster, j->job_id, r, n, &e);
 	if (rc < 0)
-		cbb_stage_log(j, -1, "job %u: %s", j->job_id, e.msg);
+		cbb_stage_log(j, CBB_LOG_ERROR, "job %u: %s", j->job_id, e.msg);
 }
 
 static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
@@ -178,7 +178,7 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				v->v = V_PENDING; /* newer than any failure */
 				continue;
 			}
-			cbb_stage_log(j, -1, "job %u: line %u: %s transfer %s started %lld "
+			cbb_stage_log(j, CBB_LOG_ERROR, "job %u: line %u: %s transfer %s started %lld "
 			      "s ago never showed up on the Conduit server "
 			      "(StartVisibleGrace=%u s): it is lost; starting "
 			      "the directive again", j->job_id, d->line,
@@ -324,7 +324,7 @@ static void undo_starts(cbb_job_ctx_t *j, dview_t **which, cbb_start_t *req,
 		(void)cbb_conduit_stop(j->g, stop, n);
 	free(stop);
 	cbb_state_forget(j->cfg, j->cluster, j->job_id);
-	cbb_stage_log(j, 1, "job %u: the job is over and its buffer was torn "
+	cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: the job is over and its buffer was torn "
 		      "down meanwhile: %zu transfer(s) stopped, none left "
 		      "running", j->job_id, n);
 }
@@ -394,7 +394,7 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			started++;
 		} else if (req[i].answer == CBB_ANSWER_MAYBE) {
 			/* it may exist: never start it twice (recorded above) */
-			cbb_stage_log(j, 0, "job %u: line %u: start not confirmed (%s); "
+			cbb_stage_log(j, CBB_LOG_INFO, "job %u: line %u: start not confirmed (%s); "
 			      "waiting for it to show up", j->job_id,
 			      which[i]->d->line, req[i].message);
 			started++;
@@ -402,7 +402,7 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			/* nothing was started: the next poll starts it */
 			batch_add(j, &b, rt, ra, which[i]->d->index,
 				  CBB_REC_REFUSED, NULL);
-			cbb_stage_log(j, 0, "job %u: line %u: %s not started yet (%s); "
+			cbb_stage_log(j, CBB_LOG_INFO, "job %u: line %u: %s not started yet (%s); "
 			      "the next poll starts it", j->job_id,
 			      which[i]->d->line, stage_word(stage), req[i].message);
 			if (*deferred == 0)
@@ -538,13 +538,13 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		return 0;
 	cbb_err_clear(&later);
 	if (attempt_over(j)) {
-		cbb_stage_log(j, 1, "job %u: %s: the job is over and its buffer "
+		cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: %s: the job is over and its buffer "
 			      "torn down; nothing started", j->job_id,
 			      stage_word(stage));
 		return 0;
 	}
 	if (!cbb_shared_lock_for(j, plan, stage, &lock)) {
-		cbb_stage_log(j, 1, "job %u: %s: another task of array %u is starting "
+		cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: %s: another task of array %u is starting "
 		      "the shared transfers; the polls go on from there",
 		      j->job_id, stage_word(stage), j->array_job_id);
 		return 0;
@@ -556,7 +556,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			return -1;
 		/* the polls start everything once the server answers */
 		(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
-		cbb_stage_log(j, 0, "job %u: %s: %s; the polls will start the "
+		cbb_stage_log(j, CBB_LOG_INFO, "job %u: %s: %s; the polls will start the "
 		      "transfers when the server answers", j->job_id,
 		      stage_word(stage), err->msg);
 		cbb_err_clear(err);
@@ -590,7 +590,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
 		cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	}
-	cbb_stage_log(j, 1, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
+	cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
 	      "already there, %zu done in an earlier attempt, %zu left to "
 	      "the polls", j->job_id, stage_word(stage), cbb_attempt(j, stage),
 	      started < 0 ? 0 : started, there, kept, deferred);
@@ -620,7 +620,7 @@ static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, const char *what,
 
 	if (now - since < (time_t)grace) {
 		/* "server down for N s" is what admins and the e2e grep for */
-		cbb_stage_log(j, 0, "job %u: %s: %s (server %s for %lld s; waiting "
+		cbb_stage_log(j, CBB_LOG_INFO, "job %u: %s: %s (server %s for %lld s; waiting "
 		      "up to %s=%u s)", j->job_id, stage_word(stage), err->msg,
 		      strcmp(what, "unreachable") ? what : "down",
 		      (long long)(now - since), knob, grace);
@@ -683,7 +683,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				goto out;
 			}
 			if (!noted(&recs, views[i].d->index, cbb_attempt(j, stage))) {
-				cbb_stage_log(j, -1, "job %u: stage-out of attempt %u, "
+				cbb_stage_log(j, CBB_LOG_ERROR, "job %u: stage-out of attempt %u, "
 				      "which a requeue interrupted: %s; the job goes "
 				      "on to its next attempt", j->job_id,
 				      cbb_attempt(j, stage), err->msg);
@@ -717,7 +717,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	}
 	cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	if (busy || pending || missing || deferred) {
-		cbb_stage_log(j, 2, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
+		cbb_stage_log(j, CBB_LOG_DEBUG, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
 		      "not visible yet, %zu started now", j->job_id,
 		      stage_word(stage), cbb_attempt(j, stage), done + kept,
 		      busy, pending, missing);
@@ -796,7 +796,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 	}
 	if (!abort_active || n == 0) {
 		if (n)
-			cbb_stage_log(j, 0, "job %u: teardown leaves %zu active "
+			cbb_stage_log(j, CBB_LOG_INFO, "job %u: teardown leaves %zu active "
 			      "transfer(s) running", j->job_id, n);
 		free(req);
 		cbb_transfers_free(&have);
@@ -807,7 +807,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 		if (!req[i].ok)
 			cbb_err(err, "conduit: could not abort transfer %s: %s",
 				req[i].id, req[i].message);
-	cbb_stage_log(j, 1, "job %u: teardown aborted %zu of %zu active transfer(s)",
+	cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: teardown aborted %zu of %zu active transfer(s)",
 	      j->job_id, n - failed, n);
 	free(req);
 	cbb_transfers_free(&have);
@@ -827,7 +827,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (!req || !views) {
 		free(req);
 		free(views);
-		cbb_stage_log(j, -1, "job %u: remote validation skipped: out of memory",
+		cbb_stage_log(j, CBB_LOG_ERROR, "job %u: remote validation skipped: out of memory",
 		      j->job_id);
 		return 0;
 	}
@@ -845,7 +845,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				     "%s", views[i].d->line, j->cfg->directive,
 				     req[i].message);
 		} else if (!req[i].ok) {
-			cbb_stage_log(j, 0, "job %u: line %u: remote validation not "
+			cbb_stage_log(j, CBB_LOG_INFO, "job %u: line %u: remote validation not "
 			      "possible (%s); accepted", j->job_id,
 			      views[i].d->line, req[i].message);
 			req[i].id[0] = '\0';
@@ -858,7 +858,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		char rx[CBB_KEY_MAX];
 
 		if (cbb_grpc_left_ms(j->g) < 20) {
-			cbb_stage_log(j, 0, "job %u: remote validation still running "
+			cbb_stage_log(j, CBB_LOG_INFO, "job %u: remote validation still running "
 			      "after %u ms (SubmitTimeout); accepted", j->job_id,
 			      cbb_grpc_spent_ms(j->g));
 			break;
@@ -866,7 +866,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		cbb_err_clear(&e);
 		cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, 0);
 		if (cbb_conduit_query(j->g, j->user, rx, &t, &tr, &e) < 0) {
-			cbb_stage_log(j, 0, "job %u: remote validation: %s; accepted",
+			cbb_stage_log(j, CBB_LOG_INFO, "job %u: remote validation: %s; accepted",
 			      j->job_id, e.msg);
 			break;
 		}

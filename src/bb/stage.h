@@ -23,6 +23,7 @@
 #include "conduit.h"
 #include "directive.h"
 #include "key.h"
+#include "log.h"
 
 typedef struct {
 	const cbb_config_t *cfg;
@@ -40,7 +41,7 @@ typedef struct {
 			      shared stage-ins, abort them too */
 	char user[16];     /* the job's uid, as Conduit's `user` */
 	/* where log lines go (never stdout/stderr) */
-	void (*log)(void *ud, int level, const char *msg);
+	cbb_log_fn log;
 	void *log_ud;
 } cbb_job_ctx_t;
 

@@ -141,7 +141,7 @@ void cbb_find_drop_foreign(cbb_job_ctx_t *j, cbb_stage_t stage,
 
 		if (x->created && x->created < j->submit - CBB_CLOCK_SLACK_S &&
 		    cbb_key_parse(x->comment, &k) && k.restart == a) {
-			cbb_stage_log(j, 2, "job %u: ignoring transfer %s: created "
+			cbb_stage_log(j, CBB_LOG_DEBUG, "job %u: ignoring transfer %s: created "
 			      "before this job was submitted (an earlier job "
 			      "with the same id)", j->job_id, x->id);
 			cbb_transfer_clear(x);
