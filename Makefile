@@ -58,7 +58,7 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 # The parts (docs/architecture.md): core is shared, bb and switch are the
 # two halves, cli is `conduit-bb`; module.c joins the halves.
 CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
-          core/config_values core/log \
+          core/config_values core/log core/bytes \
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
           bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
@@ -72,7 +72,7 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
            bb/words bb/script bb/symbols bb/directive switch/netreq cli/check
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
-CLI_ADMIN := core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
+CLI_ADMIN := core/bytes core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
              bb/statefile switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/statedir cli/status cli/metrics
 HDRS   := $(wildcard src/*/*.h)

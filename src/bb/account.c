@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "key.h"
 #include "run.h"
-#include "status.h"
 
 #define CBB_SCONTROL_TIMEOUT_MS 5000
 /* Slurm keeps comments up to 1024 bytes in a job's AdminComment line */

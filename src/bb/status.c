@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "key.h"
 #include "outcome.h"
 #include "stage.h"
@@ -95,24 +96,6 @@ static size_t collect_skips(const cbb_recs_t *skips, row_t *rows, size_t n,
 		n++;
 	}
 	return n;
-}
-
-void cbb_human_bytes(char *buf, size_t size, uint64_t v, const char *suffix)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
-					    "PiB" };
-	double d = (double)v;
-	int u = 0;
-
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%llu %s%s", (unsigned long long)v,
-			 unit[0], suffix);
-	else
-		snprintf(buf, size, "%.1f %s%s", d, unit[u], suffix);
 }
 
 /* Server text made safe to show: control bytes escaped, one line. */

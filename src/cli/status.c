@@ -24,6 +24,7 @@
 
 #include "admin.h"
 #include "buf.h"
+#include "bytes.h"
 #include "conduit.h"
 #include "config.h"
 #include "grpc.h"
@@ -87,22 +88,6 @@ static int parse_duration(const char *s, unsigned *out)
 		return -1;
 	*out = (unsigned)v;
 	return 0;
-}
-
-static void human_bytes(char *buf, size_t size, uint64_t v, const char *suffix)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = (double)v;
-	int u = 0;
-
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	if (u)
-		snprintf(buf, size, "%.1f %s%s", d, unit[u], suffix);
-	else
-		snprintf(buf, size, "%llu B%s", (unsigned long long)v, suffix);
 }
 
 static void human_age(char *buf, size_t size, int64_t s)
@@ -370,9 +355,9 @@ static void print_text(job_t *jobs, size_t n, const opts_t *o, bool have_t,
 		snprintf(id, sizeof(id), "%u", j->sd->job_id);
 		snprintf(done, sizeof(done), "%zu/%zu", count_state(j, D_DONE),
 			 j->nd);
-		human_bytes(bytes, sizeof(bytes), j->bytes, "");
+		cbb_human_bytes(bytes, sizeof(bytes), j->bytes, "");
 		if (j->rate)
-			human_bytes(rate, sizeof(rate), j->rate, "/s");
+			cbb_human_bytes(rate, sizeof(rate), j->rate, "/s");
 		else
 			snprintf(rate, sizeof(rate), "-");
 		human_age(age, sizeof(age), j->since ? now - j->since : 0);
