@@ -61,7 +61,7 @@ CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/co
           core/config_values core/log core/bytes \
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
-          bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
+          bb/job bb/pick bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
           bb/status bb/outcome bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_report \

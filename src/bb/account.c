@@ -83,6 +83,8 @@ void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		 cbb_attempt(j, stage), body, t.failed);
 }
 
+/* A line longer than cbb_job_log's (an AuditLog path and why it was
+ * refused), already prefixed. */
 static void note(cbb_job_ctx_t *j, int level, const char *msg)
 {
 	if (j->log)
@@ -165,9 +167,8 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	if (strstr(old, summary))
 		goto out;
 	if (strlen(old) + strlen(summary) + 2 > CBB_ADMIN_COMMENT_MAX) {
-		snprintf(msg, sizeof(msg), "job %u: AdminComment is full; "
-			 "staging summary not added", j->job_id);
-		note(j, CBB_LOG_INFO, msg);
+		cbb_job_log(j, CBB_LOG_INFO, "AdminComment is full; staging "
+			    "summary not added");
 		goto out;
 	}
 	cbb_buf_init(&arg, 0);
@@ -187,11 +188,11 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	cbb_buf_init(&err, 4096);
 	if (cbb_run(argv, CBB_SCONTROL_TIMEOUT_MS, &out, &err, &status) < 0 ||
 	    status != 0) {
-		snprintf(msg, sizeof(msg), "job %u: could not add the staging "
-			 "summary to AdminComment (scontrol: %.200s)", j->job_id,
+		snprintf(msg, sizeof(msg), "could not add the staging summary "
+			 "to AdminComment (scontrol: %.200s)",
 			 err.data && err.len ? err.data : "no answer");
 		cbb_one_line(msg);
-		note(j, CBB_LOG_INFO, msg);
+		cbb_job_log(j, CBB_LOG_INFO, "%s", msg);
 	}
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
@@ -367,7 +368,7 @@ void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 {
 	cbb_key_type_t type = stage == CBB_STAGE_IN ? CBB_KEY_PRE : CBB_KEY_POST;
 	uint32_t a = cbb_attempt(j, stage);
-	char summary[600], msg[700];
+	char summary[600];
 	cbb_rec_t r;
 	cbb_err_t e;
 	size_t i;
@@ -385,8 +386,7 @@ void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		admin_comment(j, summary);
 	if (j->cfg->audit_log)
 		audit(j, plan, stage, have);
-	snprintf(msg, sizeof(msg), "job %u: %s", j->job_id, summary);
-	note(j, CBB_LOG_INFO, msg);
+	cbb_job_log(j, CBB_LOG_INFO, "%s", summary);
 	memset(&r, 0, sizeof(r));
 	r.restart = j->restart;
 	r.submit = j->submit;

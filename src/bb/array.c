@@ -19,15 +19,6 @@
  */
 #define CBB_TEARDOWN_LOCK_WAIT_MS 2000
 
-static uint32_t uid_of(const cbb_job_ctx_t *j)
-{
-	char *end;
-	unsigned long u = strtoul(j->user, &end, 10);
-
-	return end != j->user && !*end && u < UINT32_MAX ? (uint32_t)u :
-							   CBB_UID_UNKNOWN;
-}
-
 /*
  * Only the records of this task's array count (its identity as the
  * task's join recorded it, else its first attempt's submit time, and
@@ -46,7 +37,7 @@ bool cbb_array_others_wait(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 	bool foreign;
 
 	cbb_err_clear(&err);
-	who.uid = uid_of(j);
+	who.uid = j->uid;
 	who.submit = j->restart ? 0 : j->submit;
 	if (cbb_joined_of(&c->base.cfg, c->base.cluster, self, who.uid,
 			  &joined_as) == array_job_id)
@@ -100,7 +91,7 @@ void cbb_array_teardown(cbb_bbcall_t *c, cbb_job_ctx_t *j)
 {
 	/* a join recorded for another user is another job's */
 	j->array_job_id = cbb_joined_of(&c->base.cfg, c->base.cluster,
-					j->job_id, uid_of(j), NULL);
+					j->job_id, j->uid, NULL);
 	if (j->array_job_id)
 		j->abort_shared = !cbb_array_others_wait(c, j);
 }

@@ -11,34 +11,7 @@
 #include "stage_find.h"
 #include "statefile.h"
 
-void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
-		      cbb_grpc_t *g, const char *cluster, uint32_t job_id,
-		      uint32_t uid)
-{
-	memset(j, 0, sizeof(*j));
-	j->cfg = cfg;
-	j->g = g;
-	cbb_cluster_safe(j->cluster, cluster);
-	j->job_id = job_id;
-	snprintf(j->user, sizeof(j->user), "%u", uid);
-}
 
-uint32_t cbb_attempt(const cbb_job_ctx_t *j, cbb_stage_t stage)
-{
-	if (stage == CBB_STAGE_OUT && j->requeued && j->restart > 0)
-		return j->restart - 1;
-	return j->restart;
-}
-
-static cbb_key_type_t key_type(cbb_stage_t s)
-{
-	return s == CBB_STAGE_IN ? CBB_KEY_PRE : CBB_KEY_POST;
-}
-
-static const char *stage_word(cbb_stage_t s)
-{
-	return s == CBB_STAGE_IN ? "stage-in" : "stage-out";
-}
 
 /* What a directive needs now. */
 typedef enum {
@@ -94,7 +67,7 @@ static void write_records(cbb_job_ctx_t *j, const cbb_rec_t *r, size_t n,
 	rc = array ? cbb_shared_add(j->cfg, j->cluster, j->array_job_id, r, n, &e)
 		   : cbb_recs_add(j->cfg, j->cluster, j->job_id, r, n, &e);
 	if (rc < 0)
-		cbb_stage_log(j, CBB_LOG_ERROR, "job %u: %s", j->job_id, e.msg);
+		cbb_job_log(j, CBB_LOG_ERROR, "%s", e.msg);
 }
 
 static void add_record(cbb_job_ctx_t *j, cbb_key_type_t type,
@@ -141,7 +114,7 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		   const cbb_recs_t *recs, const cbb_recs_t *shared,
 		   dview_t *out)
 {
-	cbb_key_type_t type = key_type(stage);
+	cbb_key_type_t type = cbb_stage_key(stage);
 	uint32_t a = cbb_attempt(j, stage);
 	int64_t now = (int64_t)time(NULL);
 	size_t i, n = 0;
@@ -178,11 +151,11 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				v->v = V_PENDING; /* newer than any failure */
 				continue;
 			}
-			cbb_stage_log(j, CBB_LOG_ERROR, "job %u: line %u: %s transfer %s started %lld "
+			cbb_job_log(j, CBB_LOG_ERROR, "line %u: %s transfer %s started %lld "
 			      "s ago never showed up on the Conduit server "
 			      "(StartVisibleGrace=%u s): it is lost; starting "
-			      "the directive again", j->job_id, d->line,
-			      stage_word(stage), r->kind == CBB_REC_STARTED ?
+			      "the directive again", d->line,
+			      cbb_stage_word(stage), r->kind == CBB_REC_STARTED ?
 			      r->id : "(unconfirmed)", (long long)(now - r->made),
 			      j->cfg->start_visible_grace_s);
 			if (v->shared)
@@ -211,16 +184,6 @@ static size_t view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		v->v = V_START;
 	}
 	return n;
-}
-
-const cbb_transfer_t *cbb_stage_pick(const cbb_job_ctx_t *j,
-				     const cbb_transfers_t *have,
-				     const cbb_directive_t *d, cbb_stage_t stage)
-{
-	if (cbb_is_shared(j, d, stage))
-		return cbb_pick_shared(have, d);
-	return cbb_pick(have, key_type(stage), d->index,
-			(long)cbb_attempt(j, stage), NULL);
 }
 
 /* Fill a start request for view v (its comment kept in v->comment). */
@@ -283,7 +246,7 @@ static void failed_transfer(cbb_err_t *err, cbb_stage_t stage,
 		      "Conduit server after it started: its source may "
 		      "already have been moved)";
 	cbb_err(err, "line %u: %s %s failed: %s: %s%s", line_of(v),
-		stage_word(stage), v->d->action == CBB_MV ? "mv" : "cp",
+		cbb_stage_word(stage), v->d->action == CBB_MV ? "mv" : "cp",
 		cbb_error_name(v->x->error), msg, why);
 }
 
@@ -324,9 +287,9 @@ static void undo_starts(cbb_job_ctx_t *j, dview_t **which, cbb_start_t *req,
 		(void)cbb_conduit_stop(j->g, stop, n);
 	free(stop);
 	cbb_state_forget(j->cfg, j->cluster, j->job_id);
-	cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: the job is over and its buffer was torn "
+	cbb_job_log(j, CBB_LOG_VERBOSE, "the job is over and its buffer was torn "
 		      "down meanwhile: %zu transfer(s) stopped, none left "
-		      "running", j->job_id, n);
+		      "running", n);
 }
 
 /*
@@ -342,7 +305,7 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			size_t n, bool retry_failed, size_t *deferred,
 			cbb_err_t *later, cbb_err_t *err)
 {
-	cbb_key_type_t type = key_type(stage);
+	cbb_key_type_t type = cbb_stage_key(stage);
 	uint32_t a = cbb_attempt(j, stage);
 	cbb_start_t *req;
 	dview_t **which;
@@ -394,17 +357,17 @@ static long start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
 			started++;
 		} else if (req[i].answer == CBB_ANSWER_MAYBE) {
 			/* it may exist: never start it twice (recorded above) */
-			cbb_stage_log(j, CBB_LOG_INFO, "job %u: line %u: start not confirmed (%s); "
-			      "waiting for it to show up", j->job_id,
+			cbb_job_log(j, CBB_LOG_INFO, "line %u: start not confirmed (%s); "
+			      "waiting for it to show up",
 			      which[i]->d->line, req[i].message);
 			started++;
 		} else if (req[i].answer == CBB_ANSWER_RETRY) {
 			/* nothing was started: the next poll starts it */
 			batch_add(j, &b, rt, ra, which[i]->d->index,
 				  CBB_REC_REFUSED, NULL);
-			cbb_stage_log(j, CBB_LOG_INFO, "job %u: line %u: %s not started yet (%s); "
-			      "the next poll starts it", j->job_id,
-			      which[i]->d->line, stage_word(stage), req[i].message);
+			cbb_job_log(j, CBB_LOG_INFO, "line %u: %s not started yet (%s); "
+			      "the next poll starts it",
+			      which[i]->d->line, cbb_stage_word(stage), req[i].message);
 			if (*deferred == 0)
 				cbb_err(later, "line %u: %s", which[i]->d->line,
 					req[i].message);
@@ -538,15 +501,15 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		return 0;
 	cbb_err_clear(&later);
 	if (attempt_over(j)) {
-		cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: %s: the job is over and its buffer "
-			      "torn down; nothing started", j->job_id,
-			      stage_word(stage));
+		cbb_job_log(j, CBB_LOG_VERBOSE, "%s: the job is over and its buffer "
+			      "torn down; nothing started",
+			      cbb_stage_word(stage));
 		return 0;
 	}
 	if (!cbb_shared_lock_for(j, plan, stage, &lock)) {
-		cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: %s: another task of array %u is starting "
-		      "the shared transfers; the polls go on from there",
-		      j->job_id, stage_word(stage), j->array_job_id);
+		cbb_job_log(j, CBB_LOG_VERBOSE, "%s: another task of array %u is "
+			    "starting the shared transfers; the polls go on "
+			    "from there", cbb_stage_word(stage), j->array_job_id);
 		return 0;
 	}
 	rc = gather(j, stage, &have, &recs, &shared, &again, err);
@@ -556,9 +519,9 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			return -1;
 		/* the polls start everything once the server answers */
 		(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
-		cbb_stage_log(j, CBB_LOG_INFO, "job %u: %s: %s; the polls will start the "
-		      "transfers when the server answers", j->job_id,
-		      stage_word(stage), err->msg);
+		cbb_job_log(j, CBB_LOG_INFO, "%s: %s; the polls will start the "
+		      "transfers when the server answers",
+		      cbb_stage_word(stage), err->msg);
 		cbb_err_clear(err);
 		return 0;
 	}
@@ -590,9 +553,9 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
 		cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	}
-	cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: %s (attempt %u): started %ld transfer(s), %zu "
+	cbb_job_log(j, CBB_LOG_VERBOSE, "%s (attempt %u): started %ld transfer(s), %zu "
 	      "already there, %zu done in an earlier attempt, %zu left to "
-	      "the polls", j->job_id, stage_word(stage), cbb_attempt(j, stage),
+	      "the polls", cbb_stage_word(stage), cbb_attempt(j, stage),
 	      started < 0 ? 0 : started, there, kept, deferred);
 	free(views);
 out:
@@ -620,8 +583,8 @@ static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, const char *what,
 
 	if (now - since < (time_t)grace) {
 		/* "server down for N s" is what admins and the e2e grep for */
-		cbb_stage_log(j, CBB_LOG_INFO, "job %u: %s: %s (server %s for %lld s; waiting "
-		      "up to %s=%u s)", j->job_id, stage_word(stage), err->msg,
+		cbb_job_log(j, CBB_LOG_INFO, "%s: %s (server %s for %lld s; waiting "
+		      "up to %s=%u s)", cbb_stage_word(stage), err->msg,
 		      strcmp(what, "unreachable") ? what : "down",
 		      (long long)(now - since), knob, grace);
 		return CBB_POLL_BUSY;
@@ -683,9 +646,9 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				goto out;
 			}
 			if (!noted(&recs, views[i].d->index, cbb_attempt(j, stage))) {
-				cbb_stage_log(j, CBB_LOG_ERROR, "job %u: stage-out of attempt %u, "
+				cbb_job_log(j, CBB_LOG_ERROR, "stage-out of attempt %u, "
 				      "which a requeue interrupted: %s; the job goes "
-				      "on to its next attempt", j->job_id,
+				      "on to its next attempt",
 				      cbb_attempt(j, stage), err->msg);
 				add_record(j, CBB_KEY_POST, cbb_attempt(j, stage),
 					   views[i].d->index, CBB_REC_NOTED, NULL);
@@ -717,9 +680,9 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	}
 	cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	if (busy || pending || missing || deferred) {
-		cbb_stage_log(j, CBB_LOG_DEBUG, "job %u: %s (attempt %u): %zu done, %zu running, %zu "
-		      "not visible yet, %zu started now", j->job_id,
-		      stage_word(stage), cbb_attempt(j, stage), done + kept,
+		cbb_job_log(j, CBB_LOG_DEBUG, "%s (attempt %u): %zu done, %zu running, %zu "
+		      "not visible yet, %zu started now",
+		      cbb_stage_word(stage), cbb_attempt(j, stage), done + kept,
 		      busy, pending, missing);
 		rc = CBB_POLL_BUSY;
 	}
@@ -796,8 +759,8 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 	}
 	if (!abort_active || n == 0) {
 		if (n)
-			cbb_stage_log(j, CBB_LOG_INFO, "job %u: teardown leaves %zu active "
-			      "transfer(s) running", j->job_id, n);
+			cbb_job_log(j, CBB_LOG_INFO, "teardown leaves %zu active "
+			      "transfer(s) running", n);
 		free(req);
 		cbb_transfers_free(&have);
 		return 0;
@@ -807,8 +770,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 		if (!req[i].ok)
 			cbb_err(err, "conduit: could not abort transfer %s: %s",
 				req[i].id, req[i].message);
-	cbb_stage_log(j, CBB_LOG_VERBOSE, "job %u: teardown aborted %zu of %zu active transfer(s)",
-	      j->job_id, n - failed, n);
+	cbb_job_log(j, CBB_LOG_VERBOSE, "teardown aborted %zu of %zu active transfer(s)", n - failed, n);
 	free(req);
 	cbb_transfers_free(&have);
 	return failed ? -1 : 0;
@@ -827,8 +789,7 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (!req || !views) {
 		free(req);
 		free(views);
-		cbb_stage_log(j, CBB_LOG_ERROR, "job %u: remote validation skipped: out of memory",
-		      j->job_id);
+		cbb_job_log(j, CBB_LOG_ERROR, "remote validation skipped: out of memory");
 		return 0;
 	}
 	for (i = 0; i < plan->n; i++)
@@ -845,8 +806,8 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				     "%s", views[i].d->line, j->cfg->directive,
 				     req[i].message);
 		} else if (!req[i].ok) {
-			cbb_stage_log(j, CBB_LOG_INFO, "job %u: line %u: remote validation not "
-			      "possible (%s); accepted", j->job_id,
+			cbb_job_log(j, CBB_LOG_INFO, "line %u: remote validation not "
+			      "possible (%s); accepted",
 			      views[i].d->line, req[i].message);
 			req[i].id[0] = '\0';
 			decided++;
@@ -858,16 +819,15 @@ int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		char rx[CBB_KEY_MAX];
 
 		if (cbb_grpc_left_ms(j->g) < 20) {
-			cbb_stage_log(j, CBB_LOG_INFO, "job %u: remote validation still running "
-			      "after %u ms (SubmitTimeout); accepted", j->job_id,
+			cbb_job_log(j, CBB_LOG_INFO, "remote validation still running "
+			      "after %u ms (SubmitTimeout); accepted",
 			      cbb_grpc_spent_ms(j->g));
 			break;
 		}
 		cbb_err_clear(&e);
 		cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, 0);
 		if (cbb_conduit_query(j->g, j->user, rx, &t, &tr, &e) < 0) {
-			cbb_stage_log(j, CBB_LOG_INFO, "job %u: remote validation: %s; accepted",
-			      j->job_id, e.msg);
+			cbb_job_log(j, CBB_LOG_INFO, "remote validation: %s; accepted", e.msg);
 			break;
 		}
 		decided = 0;

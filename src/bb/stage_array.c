@@ -10,13 +10,6 @@
 
 #define CBB_SHARED_WAIT_MS 2000
 
-bool cbb_is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
-		   cbb_stage_t stage)
-{
-	/* d->shared: cbb_directive_shared(), set by the stage hooks */
-	return stage == CBB_STAGE_IN && d->shared && j->array_job_id &&
-	       cbb_attempt(j, stage) == 0;
-}
 
 bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		    cbb_stage_t stage)
@@ -33,12 +26,9 @@ bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 static cbb_array_ident_t ident_of(const cbb_job_ctx_t *j)
 {
 	cbb_array_ident_t a;
-	char *end;
-	unsigned long u = strtoul(j->user, &end, 10);
 
 	a.submit = j->restart ? 0 : j->submit;
-	a.uid = end != j->user && !*end && u < UINT32_MAX ? (uint32_t)u :
-							    CBB_UID_UNKNOWN;
+	a.uid = j->uid; /* CBB_UID_UNKNOWN is UINT32_MAX, never a job's */
 	return a;
 }
 

@@ -9,7 +9,7 @@
 #include "bytes.h"
 #include "key.h"
 #include "outcome.h"
-#include "stage.h"
+#include "pick.h"
 
 typedef struct {
 	cbb_key_t key;
