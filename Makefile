@@ -61,7 +61,8 @@ CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/co
           core/config_values core/log core/bytes \
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
-          bb/job bb/pick bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
+          bb/job bb/pick bb/stage bb/stage_find bb/stage_array bb/statefile bb/state_dir \
+          bb/state_marks bb/state_shared bb/state_sweep bb/jobstate \
           bb/status bb/outcome bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_report \
@@ -73,7 +74,8 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
 CLI_ADMIN := core/bytes core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
-             bb/statefile switch/jobinfo switch/controller \
+             bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep \
+             switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/statedir cli/status cli/metrics
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
