@@ -396,5 +396,5 @@ void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	r.kind = CBB_REC_ACCOUNTED;
 	snprintf(r.id, sizeof(r.id), "-");
 	cbb_err_clear(&e);
-	(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, 1, &e);
+	(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
 }

@@ -16,6 +16,7 @@ static void bbcall_done(cbb_call_t *base)
 	cbb_bbcall_t *c = (cbb_bbcall_t *)base;
 
 	cbb_grpc_close(&c->grpc);
+	cbb_statedir_close(&c->sd);
 	cbb_transfers_free(&c->transfers);
 	free(c->bb_state);
 	free(c->admin_comment);
@@ -33,6 +34,16 @@ cbb_bbcall_t *cbb_bbcall_new(lua_State *L)
 {
 	return (cbb_bbcall_t *)cbb_call_new_as(L, sizeof(cbb_bbcall_t),
 					       bbcall_done);
+}
+
+int cbb_bbcall_cluster(lua_State *L, cbb_bbcall_t *c, int job_info_idx,
+		       cbb_err_t *err)
+{
+	if (cbb_call_cluster(L, &c->base, job_info_idx, err) < 0)
+		return -1;
+	cbb_statedir_close(&c->sd);
+	cbb_statedir_init(&c->sd, &c->base.cfg, c->base.cluster);
+	return 0;
 }
 
 int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)

@@ -14,6 +14,7 @@
 #include "directive.h"
 #include "grpc.h"
 #include "luahost.h"
+#include "statefile.h"
 #include "symbols.h"
 
 typedef struct {
@@ -34,11 +35,19 @@ typedef struct {
 	bool have_exit;      /* job_info had exit_code */
 	uint32_t exit_code;  /* job_info.exit_code: the script's wait status */
 	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
+	cbb_statedir_t sd;   /* StateDir, once the cluster is known */
 	cbb_transfers_t transfers;
 } cbb_bbcall_t;
 
 /* Push a new, empty bb call context (a userdata) and return it. */
 cbb_bbcall_t *cbb_bbcall_new(lua_State *L);
+
+/*
+ * The cluster name (cbb_call_cluster) and, with it, the call's StateDir
+ * handle c->sd (opened at its first use, closed with the context).
+ */
+int cbb_bbcall_cluster(lua_State *L, cbb_bbcall_t *c, int job_info_idx,
+		       cbb_err_t *err);
 
 /*
  * Finish a hook: flush the queued log lines, free the context, push

@@ -75,7 +75,7 @@ static int l_job_process(lua_State *L)
 		cbb_err(&err, "conduit_bb: out of memory");
 		goto fail;
 	}
-	if (cbb_call_cluster(L, &c->base, 4, &err) < 0 ||
+	if (cbb_bbcall_cluster(L, c, 4, &err) < 0 ||
 	    cbb_bbcall_read_script(c, path, &err) < 0) {
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;

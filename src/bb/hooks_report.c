@@ -73,7 +73,7 @@ static int l_get_status(lua_State *L)
 	c = cbb_bbcall_new(L);
 	cbb_err_clear(&err);
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
+	    cbb_bbcall_cluster(L, c, 0, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
@@ -81,8 +81,7 @@ static int l_get_status(lua_State *L)
 	snprintf(user, sizeof(user), "%ld", caller);
 	/* StateDir is only read here (never created, rewritten or waited
 	 * on): slurmctld holds its burst-buffer lock meanwhile */
-	array = cbb_joined_array_peek(&c->base.cfg, c->base.cluster,
-				      (uint32_t)job_id, &who);
+	array = cbb_joined_array_peek(&c->sd, (uint32_t)job_id, &who);
 	if (array)
 		cbb_key_array_regex(rx, sizeof(rx), c->base.cluster,
 				    (uint32_t)job_id, array);
@@ -100,7 +99,7 @@ static int l_get_status(lua_State *L)
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	/* a StateDir problem only costs the skipped rows */
-	if (cbb_skips_peek(&c->base.cfg, c->base.cluster, (uint32_t)job_id,
+	if (cbb_skips_peek(&c->sd, (uint32_t)job_id,
 			   &skips, &err) < 0) {
 		skips.v = NULL;
 		skips.n = 0;
@@ -110,8 +109,7 @@ static int l_get_status(lua_State *L)
 		own_skips(&skips, user);
 	rc = cbb_status_render(&c->transfers, &skips,
 			       /* tasks of the array the job joined only */
-			       cbb_shared_tasks_peek(&c->base.cfg, c->base.cluster,
-						     array, array ? &who : NULL),
+			       cbb_shared_tasks_peek(&c->sd, array, array ? &who : NULL),
 			       (uint32_t)job_id, json, &c->base.out);
 	cbb_recs_free(&skips);
 	if (rc < 0) {
@@ -214,7 +212,7 @@ static int l_paths(lua_State *L)
 		goto out;
 	}
 	c->job.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, &c->base, 6, &err) < 0 ||
+	if (cbb_bbcall_cluster(L, c, 6, &err) < 0 ||
 	    cbb_bbcall_read_script(c, cbb_lua_str(L, 2), &err) < 0)
 		goto out;
 	o.cfg = &c->base.cfg;

@@ -94,7 +94,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	if (cbb_bbcall_job(L, c, 5, (unsigned long)uid) < 0)
 		return cbb_err(err, "conduit_bb: out of memory");
 	c->job.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, &c->base, 5, err) < 0 ||
+	if (cbb_bbcall_cluster(L, c, 5, err) < 0 ||
 	    cbb_bbcall_read_script(c, cbb_lua_str(L, 2), err) < 0)
 		return -1;
 	o.cfg = &c->base.cfg;
@@ -108,6 +108,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	cbb_job_ctx_init(j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
 			 (uint32_t)uid);
 	job_facts(c, j);
+	j->sd = &c->sd;
 	j->log = cbb_call_queue_log;
 	j->log_ud = c;
 	return 0;
@@ -135,7 +136,7 @@ static void apply_when(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 		d->skip = d->stage == CBB_STAGE_OUT && !cbb_when_runs(d->when, &o);
 	}
 	cbb_err_clear(&err);
-	if (cbb_skips_load(&c->base.cfg, c->base.cluster, j->job_id,
+	if (cbb_skips_load(&c->sd, j->job_id,
 			   j->restart, j->submit, &had, &err) < 0)
 		return;
 	for (i = 0; i < c->plan.n; i++) {
@@ -160,7 +161,7 @@ static void apply_when(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 		r.kind = CBB_REC_SKIPPED;
 		snprintf(r.id, sizeof(r.id), "%s:%s:%u:%s",
 			 cbb_when_name(d->when), o.why, d->line, j->user);
-		if (cbb_skips_add(&c->base.cfg, c->base.cluster, j->job_id, &r,
+		if (cbb_skips_add(&c->sd, j->job_id, &r,
 				  &err) < 0)
 			break;
 		cbb_outcome_text(o.why, text, sizeof(text));
@@ -222,22 +223,21 @@ static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
 		f.cls = CBB_JOB_OVER;
 		snprintf(f.state, sizeof(f.state), "%s", word);
 	} else {
-		if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster,
-					 j->job_id, CBB_ASK_EVERY_S))
+		if (!now && !cbb_ask_due(&c->sd, j->job_id, CBB_ASK_EVERY_S))
 			return 0;
 		cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
 			      j->job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
 	}
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		return 0;
-	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
+	cbb_over_mark(&c->sd, j->job_id, asked_at);
 	cbb_err_clear(&abort_err);
 	if (j->array_job_id)
 		j->abort_shared = !cbb_array_others_wait(c, j);
 	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
 	/* the teardown that would have forgotten the job may never come */
-	cbb_state_forget(&c->base.cfg, c->base.cluster, j->job_id);
+	cbb_state_forget(&c->sd, j->job_id);
 	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",
 		j->job_id, f.state[0] ? f.state : "gone");
 	return 1;
@@ -334,7 +334,7 @@ static int l_nothing_to_do(lua_State *L)
  * joining its array's) in an attempt whose stage-in was not seen to end
  * (a poll that finds a stage over writes its ACCOUNTED record).
  */
-static bool unfinished_stage_in(const cbb_bbcall_t *c, uint32_t job_id)
+static bool unfinished_stage_in(cbb_bbcall_t *c, uint32_t job_id)
 {
 	cbb_recs_t r;
 	cbb_err_t err;
@@ -343,7 +343,7 @@ static bool unfinished_stage_in(const cbb_bbcall_t *c, uint32_t job_id)
 	uint32_t last = 0;
 
 	cbb_err_clear(&err);
-	if (cbb_recs_load(&c->base.cfg, c->base.cluster, job_id, UINT32_MAX, 0,
+	if (cbb_recs_load(&c->sd, job_id, UINT32_MAX, 0,
 			  &r, &err) < 0)
 		return false;
 	for (i = 0; i < r.n; i++) {
@@ -398,7 +398,7 @@ static void stop_orphaned_stage_in(cbb_bbcall_t *c, cbb_job_ctx_t *j)
 		      CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		goto alone;
-	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
+	cbb_over_mark(&c->sd, j->job_id, asked_at);
 	snprintf(msg, sizeof(msg), "job %u: teardown: the job is %s with %ld "
 		 "stage-in transfer(s) still running: aborting them", j->job_id,
 		 f.state[0] ? f.state : "gone", n);
@@ -452,19 +452,20 @@ static int l_job_teardown(lua_State *L)
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
+	    cbb_bbcall_cluster(L, c, 0, &err) < 0) {
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 		return cbb_bbcall_finish(L, c, -1, err.msg);
 	}
 	if (!hurried) {
 		cbb_job_ctx_init(&j, &c->base.cfg, NULL, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);
+		j.sd = &c->sd;
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
 		/* the last task of an array to go takes its shared records */
 		cbb_array_teardown(c, &j);
 		stop_orphaned_stage_in(c, &j);
-		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
+		cbb_state_forget(&c->sd, (uint32_t)job_id);
 		return cbb_bbcall_finish(L, c, 0, NULL);
 	}
 	asked_at = time(NULL);
@@ -483,10 +484,11 @@ static int l_job_teardown(lua_State *L)
 	if (f.cls == CBB_JOB_ALIVE)
 		return cbb_bbcall_finish(L, c, 0, NULL);
 	/* before anything is aborted: a stage hook still to come starts nothing */
-	cbb_over_mark(&c->base.cfg, c->base.cluster, (uint32_t)job_id, asked_at);
+	cbb_over_mark(&c->sd, (uint32_t)job_id, asked_at);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
 		cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster,
 				 (uint32_t)job_id, (uint32_t)uid);
+		j.sd = &c->sd;
 		j.log = cbb_call_queue_log;
 		j.log_ud = c;
 		cbb_array_teardown(c, &j);
@@ -494,7 +496,7 @@ static int l_job_teardown(lua_State *L)
 	} else {
 		rc = -1;
 	}
-	cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
+	cbb_state_forget(&c->sd, (uint32_t)job_id);
 	if (rc < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);

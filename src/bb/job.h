@@ -26,6 +26,7 @@
 typedef struct {
 	const cbb_config_t *cfg;
 	cbb_grpc_t *g;
+	cbb_statedir_t *sd; /* the call's StateDir handle (NULL: none) */
 	char cluster[CBB_CLUSTER_MAX];
 	uint32_t job_id;
 	uint32_t restart;  /* Slurm's restart count (job_info.restart_cnt) */

@@ -64,8 +64,8 @@ static void write_records(cbb_job_ctx_t *j, const cbb_rec_t *r, size_t n,
 	if (n == 0)
 		return;
 	cbb_err_clear(&e);
-	rc = array ? cbb_shared_add(j->cfg, j->cluster, j->array_job_id, r, n, &e)
-		   : cbb_recs_add(j->cfg, j->cluster, j->job_id, r, n, &e);
+	rc = array ? cbb_shared_add(j->sd, j->array_job_id, r, n, &e)
+		   : cbb_recs_add(j->sd, j->job_id, r, n, &e);
 	if (rc < 0)
 		cbb_job_log(j, CBB_LOG_ERROR, "%s", e.msg);
 }
@@ -256,7 +256,7 @@ static void failed_transfer(cbb_err_t *err, cbb_stage_t stage,
  */
 static bool attempt_over(const cbb_job_ctx_t *j)
 {
-	return cbb_over_for(j->cfg, j->cluster, j->job_id, j->submit);
+	return cbb_over_for(j->sd, j->job_id, j->submit);
 }
 
 /*
@@ -286,7 +286,7 @@ static void undo_starts(cbb_job_ctx_t *j, dview_t **which, cbb_start_t *req,
 	if (n)
 		(void)cbb_conduit_stop(j->g, stop, n);
 	free(stop);
-	cbb_state_forget(j->cfg, j->cluster, j->job_id);
+	cbb_state_forget(j->sd, j->job_id);
 	cbb_job_log(j, CBB_LOG_VERBOSE, "the job is over and its buffer was torn "
 		      "down meanwhile: %zu transfer(s) stopped, none left "
 		      "running", n);
@@ -459,11 +459,11 @@ static int gather(cbb_job_ctx_t *j, cbb_stage_t stage,
 	have->n = 0;
 	shared->v = NULL;
 	shared->n = 0;
-	if (cbb_recs_load(j->cfg, j->cluster, j->job_id, j->restart, j->submit,
+	if (cbb_recs_load(j->sd, j->job_id, j->restart, j->submit,
 			  recs, err) < 0)
 		return -1;
 	if (stage == CBB_STAGE_IN && j->array_job_id &&
-	    cbb_shared_load(j->cfg, j->cluster, j->array_job_id, shared,
+	    cbb_shared_load(j->sd, j->array_job_id, shared,
 			    err) < 0) {
 		cbb_recs_free(recs);
 		return -1;
@@ -518,7 +518,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		if (rc == -1 || !again)
 			return -1;
 		/* the polls start everything once the server answers */
-		(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
+		(void)cbb_down_since(j->sd, j->job_id);
 		cbb_job_log(j, CBB_LOG_INFO, "%s: %s; the polls will start the "
 		      "transfers when the server answers",
 		      cbb_stage_word(stage), err->msg);
@@ -550,7 +550,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		/* what the server would not take yet: the polls start it,
 		 * within the same grace as an outage */
 		if (rc == 0 && deferred)
-			(void)cbb_down_since(j->cfg, j->cluster, j->job_id);
+			(void)cbb_down_since(j->sd, j->job_id);
 		cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	}
 	cbb_job_log(j, CBB_LOG_VERBOSE, "%s (attempt %u): started %ld transfer(s), %zu "
@@ -577,8 +577,7 @@ static int server_down(cbb_job_ctx_t *j, cbb_stage_t stage, const char *what,
 						 j->cfg->out_down_grace_s;
 	const char *knob = stage == CBB_STAGE_IN ? "ServerDownGrace" :
 						   "StageOutDownGrace";
-	time_t now = time(NULL), since = cbb_down_since(j->cfg, j->cluster,
-						       j->job_id);
+	time_t now = time(NULL), since = cbb_down_since(j->sd, j->job_id);
 	char last[CBB_ERR_MAX];
 
 	if (now - since < (time_t)grace) {
@@ -676,7 +675,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			goto out;
 		}
 	} else {
-		cbb_down_clear(j->cfg, j->cluster, j->job_id);
+		cbb_down_clear(j->sd, j->job_id);
 	}
 	cbb_join_shared(j, uses_shared(views, n), &recs, &shared);
 	if (busy || pending || missing || deferred) {

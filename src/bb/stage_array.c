@@ -41,7 +41,7 @@ int cbb_shared_lock_for(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (!cbb_any_shared(j, plan, stage))
 		return 1;
 	/* the array's records are this array's from here on */
-	*fd = cbb_shared_lock(j->cfg, j->cluster, j->array_job_id, &a,
+	*fd = cbb_shared_lock(j->sd, j->array_job_id, &a,
 			      CBB_SHARED_WAIT_MS);
 	return *fd >= 0;
 }
@@ -74,10 +74,10 @@ void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 	cbb_err_clear(&e);
 	if (!in_array) {
 		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
-		(void)cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, 1, &e);
+		(void)cbb_shared_add(j->sd, j->array_job_id, &r, 1, &e);
 	}
 	if (!in_own) {
 		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
-		(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, 1, &e);
+		(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
 	}
 }

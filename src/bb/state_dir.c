@@ -53,6 +53,32 @@ int cbb_sf_dir_open(const cbb_config_t *cfg, bool create, cbb_err_t *err)
 	return fd;
 }
 
+void cbb_statedir_init(cbb_statedir_t *sd, const cbb_config_t *cfg,
+		       const char *cluster)
+{
+	sd->cfg = cfg;
+	cbb_cluster_safe(sd->cluster, cluster);
+	sd->open = false;
+	sd->dfd = -1;
+}
+
+void cbb_statedir_close(cbb_statedir_t *sd)
+{
+	if (sd->open)
+		close(sd->dfd);
+	sd->open = false;
+	sd->dfd = -1;
+}
+
+int cbb_sf_dir(cbb_statedir_t *sd, bool create, cbb_err_t *err)
+{
+	if (!sd->open) {
+		sd->dfd = cbb_sf_dir_open(sd->cfg, create, err);
+		sd->open = sd->dfd >= 0;
+	}
+	return sd->dfd;
+}
+
 int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err)
 {
 	int fd = cbb_sf_dir_open(cfg, create, err);
@@ -72,8 +98,8 @@ int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err)
 	return cbb_state_dir_check(cfg, false, err);
 }
 
-void cbb_sf_name(char *buf, size_t size, const char *cluster,
-		    uint32_t job_id, const char *what)
+void cbb_sf_name(char *buf, size_t size, const char *cluster, uint32_t job_id,
+		 const char *what)
 {
 	char safe[CBB_CLUSTER_MAX];
 
@@ -85,41 +111,37 @@ void cbb_sf_name(char *buf, size_t size, const char *cluster,
  * Open a state file of a job relative to StateDir, never through a
  * symbolic link.  `flags` as for open(2); O_CREAT files get mode 0600.
  */
-int cbb_sf_open(const cbb_config_t *cfg, const char *cluster,
-		      uint32_t job_id, const char *what, int flags,
-		      cbb_err_t *err)
+int cbb_sf_open(cbb_statedir_t *sd, uint32_t job_id, const char *what,
+		int flags, cbb_err_t *err)
 {
 	char name[CBB_CLUSTER_MAX + 48];
 	cbb_err_t ignored;
 	int dfd, fd;
 
 	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir_open(cfg, (flags & O_CREAT) != 0, err ? err : &ignored);
+	dfd = cbb_sf_dir(sd, (flags & O_CREAT) != 0, err ? err : &ignored);
 	if (dfd < 0)
 		return -1;
-	cbb_sf_name(name, sizeof(name), cluster, job_id, what);
+	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
 	fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && err && errno != ENOENT)
 		cbb_err(err, "conduit_bb: cannot open %s/%s: %s",
-			cbb_conf_state_dir(cfg), name, strerror(errno));
-	close(dfd);
+			cbb_conf_state_dir(sd->cfg), name, strerror(errno));
 	return fd;
 }
 
-void cbb_sf_unlink(const cbb_config_t *cfg, const char *cluster,
-			 uint32_t job_id, const char *what)
+void cbb_sf_unlink(cbb_statedir_t *sd, uint32_t job_id, const char *what)
 {
 	char name[CBB_CLUSTER_MAX + 48];
 	cbb_err_t ignored;
 	int dfd;
 
 	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir_open(cfg, false, &ignored);
+	dfd = cbb_sf_dir(sd, false, &ignored);
 	if (dfd < 0)
 		return;
-	cbb_sf_name(name, sizeof(name), cluster, job_id, what);
+	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
 	(void)unlinkat(dfd, name, 0);
-	close(dfd);
 }
 
 /* After a failed write: leave the file empty rather than half-written (a

@@ -47,15 +47,15 @@ static uint32_t joined_in(const cbb_recs_t *own, uint32_t uid,
 	return (uint32_t)a;
 }
 
-uint32_t cbb_joined_array_peek(const cbb_config_t *cfg, const char *cluster,
-			       uint32_t job_id, cbb_array_ident_t *who)
+uint32_t cbb_joined_array_peek(cbb_statedir_t *sd, uint32_t job_id,
+			       cbb_array_ident_t *who)
 {
 	cbb_recs_t own;
 	cbb_err_t err;
 	uint32_t a;
 
 	cbb_err_clear(&err);
-	if (cbb_sf_recs_peek(cfg, cluster, job_id, "started", UINT32_MAX, 0, &own,
+	if (cbb_sf_recs_peek(sd, job_id, "started", UINT32_MAX, 0, &own,
 		      NULL, NULL, &err) < 0)
 		return 0;
 	a = joined_in(&own, CBB_UID_UNKNOWN, who);
@@ -63,15 +63,15 @@ uint32_t cbb_joined_array_peek(const cbb_config_t *cfg, const char *cluster,
 	return a;
 }
 
-uint32_t cbb_joined_of(const cbb_config_t *cfg, const char *cluster,
-		       uint32_t job_id, uint32_t uid, cbb_array_ident_t *who)
+uint32_t cbb_joined_of(cbb_statedir_t *sd, uint32_t job_id, uint32_t uid,
+		       cbb_array_ident_t *who)
 {
 	cbb_recs_t own;
 	cbb_err_t err;
 	uint32_t a;
 
 	cbb_err_clear(&err);
-	if (cbb_recs_load(cfg, cluster, job_id, UINT32_MAX, 0, &own, &err) < 0)
+	if (cbb_recs_load(sd, job_id, UINT32_MAX, 0, &own, &err) < 0)
 		return 0;
 	a = joined_in(&own, uid, who);
 	cbb_recs_free(&own);
@@ -97,8 +97,7 @@ static unsigned count_joined(const cbb_recs_t *r, const cbb_array_ident_t *who)
 	return n;
 }
 
-unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
-			       uint32_t array_job_id,
+unsigned cbb_shared_tasks_peek(cbb_statedir_t *sd, uint32_t array_job_id,
 			       const cbb_array_ident_t *who)
 {
 	cbb_array_ident_t hdr;
@@ -109,7 +108,7 @@ unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
 
 	cbb_err_clear(&err);
 	if (!array_job_id || !who ||
-	    cbb_sf_recs_peek(cfg, cluster, array_job_id, "shared", UINT32_MAX, 0, &r,
+	    cbb_sf_recs_peek(sd, array_job_id, "shared", UINT32_MAX, 0, &r,
 		      &hdr, &has_hdr, &err) < 0)
 		return 0;
 	n = has_hdr && !cbb_sf_ident_match(&hdr, who) ? 0 : count_joined(&r, who);
@@ -117,16 +116,16 @@ unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
 	return n;
 }
 
-int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t array_job_id, cbb_recs_t *out, cbb_err_t *err)
+int cbb_shared_load(cbb_statedir_t *sd, uint32_t array_job_id, cbb_recs_t *out,
+		    cbb_err_t *err)
 {
-	return cbb_sf_recs_load(cfg, cluster, array_job_id, "shared", UINT32_MAX, 0,
+	return cbb_sf_recs_load(sd, array_job_id, "shared", UINT32_MAX, 0,
 			 out, err);
 }
 
-int cbb_shared_load_of(const cbb_config_t *cfg, const char *cluster,
-		       uint32_t array_job_id, const cbb_array_ident_t *who,
-		       cbb_recs_t *out, bool *foreign, cbb_err_t *err)
+int cbb_shared_load_of(cbb_statedir_t *sd, uint32_t array_job_id,
+		       const cbb_array_ident_t *who, cbb_recs_t *out,
+		       bool *foreign, cbb_err_t *err)
 {
 	cbb_array_ident_t hdr;
 	bool has_hdr;
@@ -134,11 +133,11 @@ int cbb_shared_load_of(const cbb_config_t *cfg, const char *cluster,
 	size_t i, n = 0;
 
 	*foreign = false;
-	if (cbb_sf_recs_load(cfg, cluster, array_job_id, "shared", UINT32_MAX, 0, out,
+	if (cbb_sf_recs_load(sd, array_job_id, "shared", UINT32_MAX, 0, out,
 		      err) < 0)
 		return -1;
 	/* (the caller holds the array's lock: nobody changes the file) */
-	if (cbb_sf_recs_peek(cfg, cluster, array_job_id, "shared", UINT32_MAX, 0,
+	if (cbb_sf_recs_peek(sd, array_job_id, "shared", UINT32_MAX, 0,
 		      &peek, &hdr, &has_hdr, err) == 0) {
 		cbb_recs_free(&peek);
 		if (has_hdr && !cbb_sf_ident_match(&hdr, who))
@@ -151,11 +150,10 @@ int cbb_shared_load_of(const cbb_config_t *cfg, const char *cluster,
 	return 0;
 }
 
-int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t array_job_id, const cbb_rec_t *r, size_t n,
-		   cbb_err_t *err)
+int cbb_shared_add(cbb_statedir_t *sd, uint32_t array_job_id,
+		   const cbb_rec_t *r, size_t n, cbb_err_t *err)
 {
-	return cbb_sf_recs_add(cfg, cluster, array_job_id, "shared", r, n, err);
+	return cbb_sf_recs_add(sd, array_job_id, "shared", r, n, err);
 }
 
 /*
@@ -210,7 +208,8 @@ int cbb_sf_lock_at(int dfd, const char *name, unsigned wait_ms)
  * later array is left alone: the file only ever moves to a later array,
  * so two tasks can never take it from each other in turn.
  */
-static void shared_claim(int dfd, const char *name, const cbb_array_ident_t *who)
+static void shared_claim(int dfd, const char *name,
+			 const cbb_array_ident_t *who)
 {
 	cbb_array_ident_t hdr;
 	cbb_recs_t recs;
@@ -258,29 +257,27 @@ static void shared_claim(int dfd, const char *name, const cbb_array_ident_t *who
 	close(fd);
 }
 
-int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t array_job_id, const cbb_array_ident_t *claim,
-		    unsigned wait_ms)
+int cbb_shared_lock(cbb_statedir_t *sd, uint32_t array_job_id,
+		    const cbb_array_ident_t *claim, unsigned wait_ms)
 {
 	char name[CBB_CLUSTER_MAX + 48];
 	cbb_err_t ignored;
 	int dfd, fd;
 
 	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir_open(cfg, true, &ignored);
+	dfd = cbb_sf_dir(sd, true, &ignored);
 	if (dfd < 0)
 		return -1;
-	cbb_sf_name(name, sizeof(name), cluster, array_job_id, "shared-lock");
+	cbb_sf_name(name, sizeof(name), sd->cluster, array_job_id, "shared-lock");
 	fd = cbb_sf_lock_at(dfd, name, wait_ms);
 	if (fd >= 0) {
 		(void)futimens(fd, NULL); /* last used: what the sweep goes by */
 		if (claim) {
-			cbb_sf_name(name, sizeof(name), cluster, array_job_id,
+			cbb_sf_name(name, sizeof(name), sd->cluster, array_job_id,
 				"shared");
 			shared_claim(dfd, name, claim);
 		}
 	}
-	close(dfd);
 	return fd;
 }
 
@@ -290,11 +287,10 @@ void cbb_shared_unlock(int fd)
 		close(fd); /* releases the lock */
 }
 
-void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
-		       uint32_t array_job_id)
+void cbb_shared_forget(cbb_statedir_t *sd, uint32_t array_job_id)
 {
 	/* the caller holds the lock: nobody else is inside, and whoever
 	 * waits on this file finds it gone and opens the path again */
-	cbb_sf_unlink(cfg, cluster, array_job_id, "shared");
-	cbb_sf_unlink(cfg, cluster, array_job_id, "shared-lock");
+	cbb_sf_unlink(sd, array_job_id, "shared");
+	cbb_sf_unlink(sd, array_job_id, "shared-lock");
 }

@@ -82,7 +82,7 @@ static void sweep_shared(int dfd, const char *base, time_t now)
  * readdir of a directory that holds only a few small files per recent
  * job.
  */
-static void sweep_old(const cbb_config_t *cfg)
+static void sweep_old(cbb_statedir_t *sd)
 {
 	cbb_err_t ignored;
 	struct dirent *e;
@@ -92,7 +92,7 @@ static void sweep_old(const cbb_config_t *cfg)
 	DIR *d;
 
 	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir_open(cfg, false, &ignored);
+	dfd = cbb_sf_dir(sd, false, &ignored);
 	if (dfd < 0)
 		return;
 	fd = dup(dfd);
@@ -100,7 +100,6 @@ static void sweep_old(const cbb_config_t *cfg)
 	if (!d) {
 		if (fd >= 0)
 			close(fd);
-		close(dfd);
 		return;
 	}
 	while ((e = readdir(d))) {
@@ -132,14 +131,12 @@ static void sweep_old(const cbb_config_t *cfg)
 			(void)unlinkat(dfd, e->d_name, 0);
 	}
 	closedir(d);
-	close(dfd);
 }
 
-void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
-		      uint32_t job_id)
+void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id)
 {
-	cbb_sf_unlink(cfg, cluster, job_id, "down");
-	cbb_sf_unlink(cfg, cluster, job_id, "started");
-	cbb_sf_unlink(cfg, cluster, job_id, "asked");
-	sweep_old(cfg);
+	cbb_sf_unlink(sd, job_id, "down");
+	cbb_sf_unlink(sd, job_id, "started");
+	cbb_sf_unlink(sd, job_id, "asked");
+	sweep_old(sd);
 }

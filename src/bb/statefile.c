@@ -177,9 +177,9 @@ size_t cbb_sf_parse_recs(const char *text, size_t len, uint32_t restart,
 	return dropped;
 }
 
-int cbb_sf_recs_load(const cbb_config_t *cfg, const char *cluster,
-		     uint32_t job_id, const char *what, uint32_t restart,
-		     int64_t submit, cbb_recs_t *out, cbb_err_t *err)
+int cbb_sf_recs_load(cbb_statedir_t *sd, uint32_t job_id, const char *what,
+		     uint32_t restart, int64_t submit, cbb_recs_t *out,
+		     cbb_err_t *err)
 {
 	cbb_buf_t keep;
 	char *text;
@@ -188,9 +188,9 @@ int cbb_sf_recs_load(const cbb_config_t *cfg, const char *cluster,
 
 	out->v = NULL;
 	out->n = 0;
-	if (cbb_state_dir_check(cfg, true, err) < 0)
+	if (cbb_sf_dir(sd, true, err) < 0)
 		return -1;
-	fd = cbb_sf_open(cfg, cluster, job_id, what, O_RDWR, NULL);
+	fd = cbb_sf_open(sd, job_id, what, O_RDWR, NULL);
 	if (fd < 0)
 		return 0;
 	(void)flock(fd, LOCK_EX);
@@ -221,10 +221,9 @@ bool cbb_sf_text_header(const char *text, cbb_array_ident_t *a)
 	return nl && header_parse(text, (size_t)(nl - text), a);
 }
 
-int cbb_sf_recs_peek(const cbb_config_t *cfg, const char *cluster,
-		     uint32_t job_id, const char *what, uint32_t restart,
-		     int64_t submit, cbb_recs_t *out, cbb_array_ident_t *hdr,
-		     bool *has_hdr, cbb_err_t *err)
+int cbb_sf_recs_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what,
+		     uint32_t restart, int64_t submit, cbb_recs_t *out,
+		     cbb_array_ident_t *hdr, bool *has_hdr, cbb_err_t *err)
 {
 	char name[CBB_CLUSTER_MAX + 48], *text;
 	struct stat st;
@@ -236,14 +235,14 @@ int cbb_sf_recs_peek(const cbb_config_t *cfg, const char *cluster,
 	out->n = 0;
 	if (has_hdr)
 		*has_hdr = false;
-	if (lstat(cbb_conf_state_dir(cfg), &st) < 0 && errno == ENOENT)
+	if (!sd->open && lstat(cbb_conf_state_dir(sd->cfg), &st) < 0 &&
+	    errno == ENOENT)
 		return 0;
-	dfd = cbb_sf_dir_open(cfg, false, err);
+	dfd = cbb_sf_dir(sd, false, err);
 	if (dfd < 0)
 		return -1;
-	cbb_sf_name(name, sizeof(name), cluster, job_id, what);
+	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	close(dfd);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -264,33 +263,30 @@ int cbb_sf_recs_peek(const cbb_config_t *cfg, const char *cluster,
 	return 0;
 }
 
-int cbb_skips_peek(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t job_id, cbb_recs_t *out, cbb_err_t *err)
+int cbb_skips_peek(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
+		   cbb_err_t *err)
 {
-	return cbb_sf_recs_peek(cfg, cluster, job_id, "skipped", UINT32_MAX, 0, out,
+	return cbb_sf_recs_peek(sd, job_id, "skipped", UINT32_MAX, 0, out,
 			 NULL, NULL, err);
 }
 
-int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
-		  uint32_t job_id, uint32_t restart, int64_t submit,
-		  cbb_recs_t *out, cbb_err_t *err)
+int cbb_recs_load(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
+		  int64_t submit, cbb_recs_t *out, cbb_err_t *err)
 {
-	return cbb_sf_recs_load(cfg, cluster, job_id, "started", restart, submit,
+	return cbb_sf_recs_load(sd, job_id, "started", restart, submit,
 			 out, err);
 }
 
-int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t job_id, uint32_t restart, int64_t submit,
-		   cbb_recs_t *out, cbb_err_t *err)
+int cbb_skips_load(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
+		   int64_t submit, cbb_recs_t *out, cbb_err_t *err)
 {
-	return cbb_sf_recs_load(cfg, cluster, job_id, "skipped", restart, submit,
+	return cbb_sf_recs_load(sd, job_id, "skipped", restart, submit,
 			 out, err);
 }
 
 /* Append n records with one write(2) under the file's lock. */
-int cbb_sf_recs_add(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t job_id, const char *what, const cbb_rec_t *r,
-		    size_t n, cbb_err_t *err)
+int cbb_sf_recs_add(cbb_statedir_t *sd, uint32_t job_id, const char *what,
+		    const cbb_rec_t *r, size_t n, cbb_err_t *err)
 {
 	char one[256], *lines = one;
 	size_t i, len = 0;
@@ -311,7 +307,7 @@ int cbb_sf_recs_add(const cbb_config_t *cfg, const char *cluster,
 		}
 		len += (size_t)k;
 	}
-	fd = cbb_sf_open(cfg, cluster, job_id, what,
+	fd = cbb_sf_open(sd, job_id, what,
 			O_WRONLY | O_CREAT | O_APPEND, err);
 	if (fd >= 0) {
 		(void)flock(fd, LOCK_EX);
@@ -324,7 +320,7 @@ int cbb_sf_recs_add(const cbb_config_t *cfg, const char *cluster,
 		return -1;
 	if (w != (ssize_t)len)
 		return cbb_err(err, "conduit_bb: cannot record %zu transfer(s) "
-			       "in StateDir %s", n, cbb_conf_state_dir(cfg));
+			       "in StateDir %s", n, cbb_conf_state_dir(sd->cfg));
 	return 0;
 }
 
@@ -335,14 +331,14 @@ void cbb_recs_free(cbb_recs_t *r)
 	r->n = 0;
 }
 
-int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
-		 uint32_t job_id, const cbb_rec_t *r, size_t n, cbb_err_t *err)
+int cbb_recs_add(cbb_statedir_t *sd, uint32_t job_id, const cbb_rec_t *r,
+		 size_t n, cbb_err_t *err)
 {
-	return cbb_sf_recs_add(cfg, cluster, job_id, "started", r, n, err);
+	return cbb_sf_recs_add(sd, job_id, "started", r, n, err);
 }
 
-int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
-		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err)
+int cbb_skips_add(cbb_statedir_t *sd, uint32_t job_id, const cbb_rec_t *r,
+		  cbb_err_t *err)
 {
-	return cbb_sf_recs_add(cfg, cluster, job_id, "skipped", r, 1, err);
+	return cbb_sf_recs_add(sd, job_id, "skipped", r, 1, err);
 }

@@ -563,21 +563,25 @@ int cbb_cmd_status(int argc, char **argv)
 		return 2;
 	}
 	for (i = 0; i < sd.n; i++) {
+		cbb_statedir_t dir;
+
 		jobs[i].sd = &sd.v[i];
 		cbb_err_clear(&err);
+		cbb_statedir_init(&dir, &cfg, sd.v[i].cluster);
 		/* every record, whatever restart and submit time it has */
 		if ((sd.v[i].files & CBB_SD_STARTED) &&
-		    cbb_recs_load(&cfg, sd.v[i].cluster, sd.v[i].job_id,
-				  UINT32_MAX, 0, &jobs[i].recs, &err) < 0) {
+		    cbb_recs_load(&dir, sd.v[i].job_id, UINT32_MAX, 0,
+				  &jobs[i].recs, &err) < 0) {
 			fprintf(stderr, "conduit-bb: %s\n", err.msg);
+			cbb_statedir_close(&dir);
 			rc = 2;
 			break;
 		}
 		jobs[i].array_id = array_of(&jobs[i].recs);
 		if (jobs[i].array_id)
-			(void)cbb_shared_load(&cfg, sd.v[i].cluster,
-					      jobs[i].array_id, &jobs[i].shared,
-					      &err);
+			(void)cbb_shared_load(&dir, jobs[i].array_id,
+					      &jobs[i].shared, &err);
+		cbb_statedir_close(&dir);
 		if (plan_job(&jobs[i]) < 0) {
 			fprintf(stderr, "conduit-bb: out of memory\n");
 			rc = 2;
