@@ -33,6 +33,17 @@ void cbb_plan_free(cbb_plan_t *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+size_t cbb_plan_count(const cbb_plan_t *plan, cbb_stage_t stage,
+		      bool with_skipped)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < plan->n; i++)
+		n += plan->v[i].stage == stage &&
+		     (with_skipped || !plan->v[i].skip);
+	return n;
+}
+
 bool cbb_directive_shared(const cbb_directive_t *d)
 {
 	return d->stage == CBB_STAGE_IN && !d->every_attempt &&

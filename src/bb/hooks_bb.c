@@ -13,15 +13,6 @@
 #include "stage.h"
 #include "statefile.h"
 
-static size_t count_stage(const cbb_plan_t *p, cbb_stage_t st)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < p->n; i++)
-		n += p->v[i].stage == st;
-	return n;
-}
-
 /*
  * SubmitValidation=remote: Conduit validates every stage-in directive,
  * all at once, within SubmitTimeout.  This runs in a slurmctld thread:
@@ -90,7 +81,7 @@ static int l_job_process(lua_State *L)
 		goto fail;
 	}
 	if (c->base.cfg.submit_validation == CBB_VALIDATE_REMOTE &&
-	    count_stage(&c->plan, CBB_STAGE_IN) &&
+	    cbb_plan_count(&c->plan, CBB_STAGE_IN, true) &&
 	    validate_remotely(c, &err) < 0) {
 		cbb_call_flush_logs(L, &c->base);
 		cbb_log(L, CBB_LOG_VERBOSE, "job %u rejected: %s",
@@ -100,8 +91,8 @@ static int l_job_process(lua_State *L)
 	cbb_call_flush_logs(L, &c->base);
 	cbb_log(L, CBB_LOG_VERBOSE, "job %u: %zu stage-in and %zu stage-out "
 		"directives accepted", c->job.job_id,
-		count_stage(&c->plan, CBB_STAGE_IN),
-		count_stage(&c->plan, CBB_STAGE_OUT));
+		cbb_plan_count(&c->plan, CBB_STAGE_IN, true),
+		cbb_plan_count(&c->plan, CBB_STAGE_OUT, true));
 	n = cbb_push_result(L, 0, c->script, c->script_len);
 	cbb_call_done(&c->base);
 	return n;

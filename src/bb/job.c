@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
 		      cbb_grpc_t *g, const char *cluster, uint32_t job_id,
@@ -46,4 +47,18 @@ void cbb_job_log(const cbb_job_ctx_t *j, int level, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	cbb_log_job(j->log, j->log_ud, level, j->job_id, "%s", msg);
+}
+
+void cbb_job_rec(const cbb_job_ctx_t *j, cbb_rec_t *r, cbb_key_type_t type,
+		 uint32_t attempt, uint32_t index, char kind, const char *id)
+{
+	memset(r, 0, sizeof(*r));
+	r->restart = j->restart;
+	r->submit = j->submit;
+	r->type = (int)type;
+	r->attempt = attempt;
+	r->index = index;
+	r->made = (int64_t)time(NULL);
+	r->kind = kind;
+	snprintf(r->id, sizeof(r->id), "%s", id && id[0] ? id : "-");
 }
