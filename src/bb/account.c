@@ -387,14 +387,7 @@ void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (j->cfg->audit_log)
 		audit(j, plan, stage, have);
 	cbb_job_log(j, CBB_LOG_INFO, "%s", summary);
-	memset(&r, 0, sizeof(r));
-	r.restart = j->restart;
-	r.submit = j->submit;
-	r.type = (int)type;
-	r.attempt = a;
-	r.made = (int64_t)time(NULL);
-	r.kind = CBB_REC_ACCOUNTED;
-	snprintf(r.id, sizeof(r.id), "-");
+	cbb_job_rec(j, &r, type, a, 0, CBB_REC_ACCOUNTED, NULL);
 	cbb_err_clear(&e);
 	(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
 }

@@ -142,7 +142,7 @@ static void apply_when(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 	for (i = 0; i < c->plan.n; i++) {
 		const cbb_directive_t *d = &c->plan.v[i];
 		cbb_rec_t r;
-		char text[48], msg[160];
+		char id[sizeof(r.id)], text[48], msg[160];
 
 		if (!d->skip)
 			continue;
@@ -151,16 +151,10 @@ static void apply_when(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 				break;
 		if (k < had.n)
 			continue;
-		memset(&r, 0, sizeof(r));
-		r.restart = j->restart;
-		r.submit = j->submit;
-		r.type = CBB_KEY_POST;
-		r.attempt = a;
-		r.index = d->index;
-		r.made = (int64_t)time(NULL);
-		r.kind = CBB_REC_SKIPPED;
-		snprintf(r.id, sizeof(r.id), "%s:%s:%u:%s",
-			 cbb_when_name(d->when), o.why, d->line, j->user);
+		snprintf(id, sizeof(id), "%s:%s:%u:%s", cbb_when_name(d->when),
+			 o.why, d->line, j->user);
+		cbb_job_rec(j, &r, CBB_KEY_POST, a, d->index, CBB_REC_SKIPPED,
+			    id);
 		if (cbb_skips_add(&c->sd, j->job_id, &r,
 				  &err) < 0)
 			break;

@@ -63,14 +63,9 @@ void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 					!strcmp(shared->v[i].id, id));
 	for (i = 0; i < recs->n; i++)
 		in_own = in_own || recs->v[i].kind == CBB_REC_JOINED;
-	memset(&r, 0, sizeof(r));
-	r.restart = j->restart;
-	r.submit = j->submit;
+	cbb_job_rec(j, &r, CBB_KEY_SHARED, 0, 0, CBB_REC_JOINED, NULL);
 	r.uid = ident_of(j).uid;
 	r.has_uid = r.uid != CBB_UID_UNKNOWN;
-	r.type = CBB_KEY_SHARED;
-	r.made = (int64_t)time(NULL);
-	r.kind = CBB_REC_JOINED;
 	cbb_err_clear(&e);
 	if (!in_array) {
 		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
