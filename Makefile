@@ -63,10 +63,10 @@ CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/co
 BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
           bb/job bb/pick bb/stage bb/stage_records bb/stage_verdict bb/stage_poll \
           bb/stage_teardown bb/stage_validate bb/stage_find bb/stage_array bb/statefile bb/state_dir \
-          bb/state_marks bb/state_shared bb/state_sweep bb/jobstate \
+          bb/state_marks bb/state_shared bb/state_sweep bb/array bb/jobstate \
           bb/status bb/outcome bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
-MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_report \
+MOD    := core/luahost bb/bbcall bb/hooks_bb bb/hooks_stage bb/hooks_report \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module
 # conduit-bb checks scripts offline: no Lua, no network.
 CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \

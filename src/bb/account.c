@@ -83,14 +83,6 @@ void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		 cbb_attempt(j, stage), body, t.failed);
 }
 
-/* A line longer than cbb_job_log's (an AuditLog path and why it was
- * refused), already prefixed. */
-static void note(cbb_job_ctx_t *j, int level, const char *msg)
-{
-	if (j->log)
-		j->log(j->log_ud, level, msg);
-}
-
 /*
  * The job's AdminComment as Slurm holds it now, from `scontrol show job
  * ID`: the line "   AdminComment=<text>" (Slurm prints it after WorkDir=,
@@ -332,7 +324,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: "
 			 "%s; no audit line written", j->job_id,
 			 j->cfg->audit_log, why);
-		note(j, CBB_LOG_ERROR, msg);
+		cbb_job_note(j, CBB_LOG_ERROR, msg);
 		return;
 	}
 	cbb_buf_init(&lines, (size_t)4 << 20);
@@ -356,7 +348,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (lines.len && write(fd, lines.data, lines.len) != (ssize_t)lines.len) {
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: %s",
 			 j->job_id, j->cfg->audit_log, strerror(errno));
-		note(j, CBB_LOG_ERROR, msg);
+		cbb_job_note(j, CBB_LOG_ERROR, msg);
 	}
 	close(fd);
 	cbb_buf_free(&lines);

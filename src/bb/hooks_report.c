@@ -42,6 +42,11 @@ static void own_skips(cbb_recs_t *skips, const char *uid)
 	skips->n = n;
 }
 
+/*
+ * slurm_bb_get_status(uid, gid, "conduit", JOBID [, "json"])
+ * (scontrol takes --json as its own option, so users write "json";
+ * "--json" is accepted too, for callers that reach the hook directly.)
+ */
 static int l_get_status(lua_State *L)
 {
 	int top = lua_gettop(L), i;

@@ -36,6 +36,12 @@ const char *cbb_stage_word(cbb_stage_t s)
 	return s == CBB_STAGE_IN ? "stage-in" : "stage-out";
 }
 
+void cbb_job_note(const cbb_job_ctx_t *j, int level, const char *msg)
+{
+	if (j->log)
+		j->log(j->log_ud, level, msg);
+}
+
 void cbb_job_log(const cbb_job_ctx_t *j, int level, const char *fmt, ...)
 {
 	char msg[1024];

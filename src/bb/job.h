@@ -35,6 +35,10 @@ typedef struct {
 	uint32_t array_job_id; /* an array task's array (0: not a task) */
 	uint32_t array_task_id; /* the task's index (CBB_NO_VAL: none) */
 	const char *admin_comment; /* job_info.admin_comment (may be NULL) */
+	bool have_state;   /* job_info had job_state ... */
+	uint32_t job_state; /* ... its base state and flags */
+	bool have_exit;    /* job_info had exit_code ... */
+	uint32_t exit_code; /* ... the script's wait status */
 	bool account;      /* summarise the job when its staging ends */
 	bool abort_shared; /* teardown: no other task waits on the array's
 			      shared stage-ins, abort them too */
@@ -64,6 +68,9 @@ const char *cbb_stage_word(cbb_stage_t stage);
  */
 void cbb_job_rec(const cbb_job_ctx_t *j, cbb_rec_t *r, cbb_key_type_t type,
 		 uint32_t attempt, uint32_t index, char kind, const char *id);
+
+/* A finished line as it is (no prefix) through the job's logger. */
+void cbb_job_note(const cbb_job_ctx_t *j, int level, const char *msg);
 
 /* A log line "job <id>: ..." through the job's logger (never stdout). */
 void cbb_job_log(const cbb_job_ctx_t *j, int level, const char *fmt, ...)

@@ -44,6 +44,22 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		   cbb_stage_t stage, cbb_err_t *err);
 
 /*
+ * #CONDUIT_POST --when=: mark the stage-out directives this job's
+ * outcome skips (d->skip: the stage code leaves them alone) and record
+ * each once per attempt for bbstat, logging it the first time.  A record
+ * that cannot be written only costs the bbstat row.
+ */
+void cbb_stage_apply_when(const cbb_job_ctx_t *j, cbb_plan_t *plan);
+
+/*
+ * A poll of a stage-in: whether the job is over (from its job_info
+ * state, else squeue at most every few seconds, or at once with `now`),
+ * and if it is, abort its transfers and forget its records.  1 (err
+ * says so) when it is over, else 0.
+ */
+int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err);
+
+/*
  * job_teardown: abort the job's active transfers (every attempt; only
  * its stage-ins with `in_only`) when `abort_active`; otherwise leave
  * them.  "Already over" counts as done.  An array task's shared

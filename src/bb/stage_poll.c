@@ -2,7 +2,8 @@
  * stage_poll.c - what happens on a poll (test_data_in, test_data_out):
  * one Query, each directive's verdict, what is missing started, an
  * outage or a server that will not take transfers waited out within its
- * grace, and the stage summarised once it is over.
+ * grace, and the stage summarised once it is over; before it, what
+ * --when= skips, and whether the job is over meanwhile.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,9 @@
 #include "stage_int.h"
 
 #include "account.h"
+#include "array.h"
+#include "jobstate.h"
+#include "outcome.h"
 #include "stage_array.h"
 #include "stage_find.h"
 
@@ -157,4 +161,106 @@ out:
 	cbb_recs_free(&shared);
 	cbb_transfers_free(&have);
 	return rc;
+}
+
+/*
+ * #CONDUIT_POST --when=: mark the directives this job's outcome skips
+ * (the stage code leaves them alone) and record each once per attempt for
+ * bbstat, logging it the first time.  Stage-out only; a record that
+ * cannot be written only costs the bbstat row.
+ */
+void cbb_stage_apply_when(const cbb_job_ctx_t *j, cbb_plan_t *plan)
+{
+	cbb_outcome_t o;
+	cbb_recs_t had;
+	cbb_err_t err;
+	uint32_t a = cbb_attempt(j, CBB_STAGE_OUT);
+	size_t i, k;
+
+	cbb_outcome(j->have_state, j->job_state, j->have_exit, j->exit_code,
+		    &o);
+	for (i = 0; i < plan->n; i++) {
+		cbb_directive_t *d = &plan->v[i];
+
+		d->skip = d->stage == CBB_STAGE_OUT && !cbb_when_runs(d->when, &o);
+	}
+	cbb_err_clear(&err);
+	if (cbb_skips_load(j->sd, j->job_id, j->restart, j->submit, &had,
+			   &err) < 0)
+		return;
+	for (i = 0; i < plan->n; i++) {
+		const cbb_directive_t *d = &plan->v[i];
+		cbb_rec_t r;
+		char id[sizeof(r.id)], text[48];
+
+		if (!d->skip)
+			continue;
+		for (k = 0; k < had.n; k++)
+			if (had.v[k].attempt == a && had.v[k].index == d->index)
+				break;
+		if (k < had.n)
+			continue;
+		snprintf(id, sizeof(id), "%s:%s:%u:%s", cbb_when_name(d->when),
+			 o.why, d->line, j->user);
+		cbb_job_rec(j, &r, CBB_KEY_POST, a, d->index, CBB_REC_SKIPPED,
+			    id);
+		if (cbb_skips_add(j->sd, j->job_id, &r, &err) < 0)
+			break;
+		cbb_outcome_text(o.why, text, sizeof(text));
+		cbb_job_log(j, CBB_LOG_INFO, "line %u: stage-out skipped "
+			    "(when=%s, %s)", d->line, cbb_when_name(d->when),
+			    text);
+	}
+	cbb_recs_free(&had);
+}
+
+/*
+ * A job cancelled while its transfers run does not always get a
+ * teardown: when the cancel and the teardown reach slurmscriptd in the
+ * wrong order, the kill meant for the stage-in scripts kills the
+ * teardown, and Slurm keeps polling test_data_in.  So a poll looks at
+ * whether the job is over, and if it is it aborts the transfers.  The
+ * job's state comes from job_info (slurmctld's snapshot at the hook's
+ * launch, at no cost); only when job_info has none, or one not known
+ * here, is Slurm asked (squeue) when the buffer has been torn down, and
+ * otherwise at most every CBB_ASK_EVERY_S seconds while transfers still
+ * run.  Returns 1 (err set) when the job is over, else 0.  Stage-in
+ * only: stage-out always runs after the job is over.
+ */
+#define CBB_ASK_EVERY_S 10
+
+int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err)
+{
+	cbb_job_facts_t f;
+	cbb_err_t abort_err;
+	char sq[4200];
+	const char *word = "";
+	time_t asked_at = time(NULL);
+	int over = j->have_state ? cbb_state_over(j->job_state, &word) : -1;
+
+	if (over == 0)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	if (over == 1) {
+		f.cls = CBB_JOB_OVER;
+		snprintf(f.state, sizeof(f.state), "%s", word);
+	} else {
+		if (!now && !cbb_ask_due(j->sd, j->job_id, CBB_ASK_EVERY_S))
+			return 0;
+		cbb_job_state(cbb_conf_squeue(j->cfg, sq, sizeof(sq)),
+			      j->job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
+	}
+	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
+		return 0;
+	cbb_over_mark(j->sd, j->job_id, asked_at);
+	cbb_err_clear(&abort_err);
+	if (j->array_job_id)
+		j->abort_shared = !cbb_array_others_wait(j);
+	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
+		cbb_job_note(j, CBB_LOG_ERROR, abort_err.msg);
+	/* the teardown that would have forgotten the job may never come */
+	cbb_state_forget(j->sd, j->job_id);
+	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",
+		j->job_id, f.state[0] ? f.state : "gone");
+	return 1;
 }
