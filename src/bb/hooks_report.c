@@ -201,7 +201,7 @@ static int l_paths(lua_State *L)
 	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_parse_opts_t o = { 0 };
 	cbb_err_t err;
-	char key[CBB_KEY_MAX], safe[CBB_CLUSTER_MAX], *in = NULL, *out = NULL;
+	char key[CBB_KEY_MAX], *in = NULL, *out = NULL;
 	size_t nin, nout;
 	int fd, rc = -1;
 
@@ -227,9 +227,9 @@ static int l_paths(lua_State *L)
 		goto out;
 	in = stage_json(&c->plan, CBB_STAGE_IN, &nin);
 	out = stage_json(&c->plan, CBB_STAGE_OUT, &nout);
-	cbb_cluster_safe(safe, c->base.cluster);
-	snprintf(key, sizeof(key), "SLURMJOB:%ld,CLUSTER:%s,RESTART:%u,",
-		 job_id, safe, c->restart);
+	/* the attempt about to run: Slurm's restart count */
+	cbb_key_prefix(key, sizeof(key), c->base.cluster, (uint32_t)job_id,
+		       c->restart);
 	if (!in || !out ||
 	    cbb_buf_printf(&c->base.out, "CONDUIT_BB_KEY=%s\n"
 			   "CONDUIT_BB_STAGE_IN_COUNT=%zu\n"

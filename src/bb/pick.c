@@ -31,7 +31,7 @@ const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
 
 		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
 		    k.type != type || k.index != index ||
-		    (attempt >= 0 && k.restart != (uint32_t)attempt))
+		    (attempt >= 0 && k.attempt != (uint32_t)attempt))
 			continue;
 		if (attempts)
 			(*attempts)++;

@@ -24,7 +24,7 @@ void cbb_stage_fill_start(cbb_job_ctx_t *j, dview_t *v, cbb_key_type_t type,
 	memset(&k, 0, sizeof(k));
 	k.job_id = v->shared ? j->array_job_id : j->job_id;
 	memcpy(k.cluster, j->cluster, sizeof(k.cluster));
-	k.restart = v->shared ? 0 : attempt;
+	k.attempt = v->shared ? 0 : attempt;
 	k.index = d->index;
 	k.type = v->shared ? CBB_KEY_SHARED : type;
 	k.line = d->line;

@@ -71,7 +71,7 @@ void cbb_find_drop_foreign(cbb_job_ctx_t *j, cbb_stage_t stage,
 		cbb_transfer_t *x = &t->v[i];
 
 		if (x->created && x->created < j->submit - CBB_CLOCK_SLACK_S &&
-		    cbb_key_parse(x->comment, &k) && k.restart == a) {
+		    cbb_key_parse(x->comment, &k) && k.attempt == a) {
 			cbb_job_log(j, CBB_LOG_DEBUG, "ignoring transfer %s: created "
 			      "before this job was submitted (an earlier job "
 			      "with the same id)", x->id);
@@ -97,8 +97,8 @@ long cbb_kept_from(const cbb_transfers_t *t, const cbb_directive_t *d,
 		if (!x->validation_only && cbb_transfer_succeeded(x) &&
 		    cbb_key_parse(x->comment, &k) &&
 		    (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED) &&
-		    k.restart < attempt && cbb_same_transfer(x, d))
-			return (long)k.restart;
+		    k.attempt < attempt && cbb_same_transfer(x, d))
+			return (long)k.attempt;
 	}
 	return -1;
 }
@@ -120,7 +120,7 @@ bool cbb_rec_visible(const cbb_rec_t *r, const cbb_transfers_t *t,
 		}
 		/* an unsure start: did a transfer appear after it? */
 		if (!x->validation_only && cbb_key_parse(x->comment, &k) &&
-		    k.type == type && k.restart == attempt &&
+		    k.type == type && k.attempt == attempt &&
 		    k.index == index && x->created >= r->made - 2)
 			return true;
 	}

@@ -120,7 +120,7 @@ static const cbb_transfer_t *transfer_of(const cbb_transfers_t *t,
 		cbb_key_t k;
 
 		if (!cbb_key_parse(t->v[i].comment, &k) || k.job_id != job ||
-		    (int)k.type != type || k.restart != attempt ||
+		    (int)k.type != type || k.attempt != attempt ||
 		    k.index != index)
 			continue;
 		if (!best || t->v[i].created > best->created ||
