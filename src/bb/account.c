@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "directive_json.h"
 #include "key.h"
 #include "run.h"
 
@@ -197,17 +198,11 @@ out:
 static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 			  const cbb_transfer_t *x, int64_t now)
 {
-	json_t *o = json_object(), *src = json_array();
+	json_t *o = json_object();
 	cbb_key_t key;
-	size_t k;
 
-	if (!o || !src) {
-		json_decref(o);
-		json_decref(src);
+	if (!o)
 		return NULL;
-	}
-	for (k = 0; k < d->nsources; k++)
-		json_array_append_new(src, json_string(d->sources[k]));
 	json_object_set_new(o, "time", json_integer(now));
 	json_object_set_new(o, "job", json_integer(j->job_id));
 	if (j->array_job_id) {
@@ -221,11 +216,10 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 			    json_integer(cbb_attempt(j, d->stage)));
 	json_object_set_new(o, "direction", json_string(
 		d->stage == CBB_STAGE_IN ? "in" : "out"));
-	json_object_set_new(o, "line", json_integer(d->line));
-	json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
-	json_object_set_new(o, "recursive", json_boolean(d->recursive));
-	json_object_set_new(o, "sources", src);
-	json_object_set_new(o, "destination", json_string(d->destination));
+	if (cbb_directive_json_into(o, d, 0) < 0) {
+		json_decref(o);
+		return NULL;
+	}
 	if (d->skip) {
 		json_object_set_new(o, "state", json_string("SKIPPED"));
 		json_object_set_new(o, "when", json_string(cbb_when_name(d->when)));

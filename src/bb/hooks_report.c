@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bbcall.h"
+#include "directive_json.h"
 #include "key.h"
 #include "statefile.h"
 #include "status.h"
@@ -132,7 +133,7 @@ static int l_get_status(lua_State *L)
 static char *stage_json(const cbb_plan_t *p, cbb_stage_t st, size_t *count)
 {
 	json_t *arr = json_array();
-	size_t i, k;
+	size_t i;
 	char *s;
 
 	*count = 0;
@@ -140,20 +141,10 @@ static char *stage_json(const cbb_plan_t *p, cbb_stage_t st, size_t *count)
 		return NULL;
 	for (i = 0; i < p->n; i++) {
 		const cbb_directive_t *d = &p->v[i];
-		json_t *o, *src;
 
 		if (d->stage != st)
 			continue;
-		o = json_object();
-		src = json_array();
-		for (k = 0; k < d->nsources; k++)
-			json_array_append_new(src, json_string(d->sources[k]));
-		json_object_set_new(o, "line", json_integer(d->line));
-		json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
-		json_object_set_new(o, "recursive", json_boolean(d->recursive));
-		json_object_set_new(o, "sources", src);
-		json_object_set_new(o, "destination", json_string(d->destination));
-		json_array_append_new(arr, o);
+		json_array_append_new(arr, cbb_directive_json(d, 0));
 		(*count)++;
 	}
 	s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
