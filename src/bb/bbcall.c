@@ -46,6 +46,15 @@ int cbb_bbcall_cluster(lua_State *L, cbb_bbcall_t *c, int job_info_idx,
 	return 0;
 }
 
+void cbb_bbcall_job_ctx(cbb_bbcall_t *c, cbb_job_ctx_t *j, cbb_grpc_t *g,
+			uint32_t job_id, uint32_t uid)
+{
+	cbb_job_ctx_init(j, &c->base.cfg, g, c->base.cluster, job_id, uid);
+	j->sd = &c->sd;
+	j->log = cbb_call_queue_log;
+	j->log_ud = c;
+}
+
 int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
 {
 	char copy[CBB_ERR_MAX];

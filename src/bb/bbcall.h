@@ -13,6 +13,7 @@
 #include "conduit.h"
 #include "directive.h"
 #include "grpc.h"
+#include "job.h"
 #include "luahost.h"
 #include "statefile.h"
 #include "symbols.h"
@@ -48,6 +49,13 @@ cbb_bbcall_t *cbb_bbcall_new(lua_State *L);
  */
 int cbb_bbcall_cluster(lua_State *L, cbb_bbcall_t *c, int job_info_idx,
 		       cbb_err_t *err);
+
+/*
+ * A job context for this call: its config, cluster, StateDir handle and
+ * queued logger, with the connection g (NULL: none yet).
+ */
+void cbb_bbcall_job_ctx(cbb_bbcall_t *c, cbb_job_ctx_t *j, cbb_grpc_t *g,
+			uint32_t job_id, uint32_t uid);
 
 /*
  * Finish a hook: flush the queued log lines, free the context, push

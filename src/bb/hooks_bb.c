@@ -29,10 +29,8 @@ static int validate_remotely(cbb_bbcall_t *c, cbb_err_t *err)
 		cbb_call_queue_log(c, CBB_LOG_INFO, e.msg);
 		return 0;
 	}
-	cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
-			 c->job.user_id);
-	j.log = cbb_call_queue_log;
-	j.log_ud = c;
+	cbb_bbcall_job_ctx(c, &j, &c->grpc, c->job.job_id, c->job.user_id);
+	j.sd = NULL; /* inside slurmctld: StateDir is never touched */
 	return cbb_stage_validate(&j, &c->plan, err);
 }
 

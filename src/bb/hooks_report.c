@@ -61,6 +61,7 @@ static int l_get_status(lua_State *L)
 	char rx[2 * CBB_KEY_MAX + 128], user[24];
 	cbb_array_ident_t who;
 	uint32_t array;
+	bool quiet = false;
 	int rc;
 
 	for (i = 4; i <= top; i++) {
@@ -79,10 +80,8 @@ static int l_get_status(lua_State *L)
 	c = cbb_bbcall_new(L);
 	cbb_err_clear(&err);
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
-	    cbb_bbcall_cluster(L, c, 0, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
+	    cbb_bbcall_cluster(L, c, 0, &err) < 0)
+		goto fail;
 	/* the caller's own transfers; root sees everyone's */
 	snprintf(user, sizeof(user), "%ld", caller);
 	/* StateDir is only read here (never created, rewritten or waited
@@ -100,13 +99,10 @@ static int l_get_status(lua_State *L)
 				  c->base.cfg.request_timeout_ms :
 				  CBB_STATUS_TIMEOUT_MS, &err) < 0 ||
 	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
-			      &c->transfers, &transport, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
+			      &c->transfers, &transport, &err) < 0)
+		goto fail;
 	/* a StateDir problem only costs the skipped rows */
-	if (cbb_skips_peek(&c->sd, (uint32_t)job_id,
-			   &skips, &err) < 0) {
+	if (cbb_skips_peek(&c->sd, (uint32_t)job_id, &skips, &err) < 0) {
 		skips.v = NULL;
 		skips.n = 0;
 		cbb_err_clear(&err);
@@ -115,18 +111,24 @@ static int l_get_status(lua_State *L)
 		own_skips(&skips, user);
 	rc = cbb_status_render(&c->transfers, &skips,
 			       /* tasks of the array the job joined only */
-			       cbb_shared_tasks_peek(&c->sd, array, array ? &who : NULL),
+			       cbb_shared_tasks_peek(&c->sd, array,
+						     array ? &who : NULL),
 			       (uint32_t)job_id, json, &c->base.out);
 	cbb_recs_free(&skips);
 	if (rc < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		quiet = true;
+		goto fail;
 	}
 	cbb_call_flush_logs(L, &c->base);
 	lua_pushinteger(L, 0);
 	lua_pushlstring(L, c->base.out.data ? c->base.out.data : "", c->base.out.len);
 	cbb_call_done(&c->base);
 	return 2;
+fail:
+	if (!quiet)
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+	return cbb_bbcall_finish(L, c, -1, err.msg);
 }
 
 /* The directives of one stage as compact JSON for the job's environment. */
@@ -194,12 +196,15 @@ static int l_paths(lua_State *L)
 	cbb_err_t err;
 	char key[CBB_KEY_MAX], *in = NULL, *out = NULL;
 	size_t nin, nout;
+	bool quiet = false;
 	int fd, rc = -1;
 
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0 || !path_file) {
+		/* Slurm's own mistake: answered, not logged */
 		cbb_err(&err, "conduit_bb: paths needs job id, path file and uid");
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		quiet = true;
+		goto out;
 	}
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0)
 		goto out;
@@ -246,7 +251,7 @@ static int l_paths(lua_State *L)
 out:
 	free(in);
 	free(out);
-	if (rc < 0)
+	if (rc < 0 && !quiet)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);
 }

@@ -113,12 +113,8 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	user_lines(c, cbb_lua_str(L, 2), &o);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
-	cbb_job_ctx_init(j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
-			 (uint32_t)uid);
+	cbb_bbcall_job_ctx(c, j, &c->grpc, c->job.job_id, (uint32_t)uid);
 	job_ctx_from_info(c, j);
-	j->sd = &c->sd;
-	j->log = cbb_call_queue_log;
-	j->log_ud = c;
 	return 0;
 }
 
@@ -148,18 +144,23 @@ static bool torn_down(const cbb_bbcall_t *c)
 			       !strcmp(c->bb_state, "complete"));
 }
 
+/*
+ * test_data_in / test_data_out: SUCCESS when the stage is done, SUCCESS
+ * and "BUSY" (slurm.SLURM_BB_BUSY) while it runs, ERROR and why.  A job
+ * found over fails its stage-in at info level (it is no fault).
+ */
 static int test_hook(lua_State *L, cbb_stage_t stage)
 {
 	cbb_bbcall_t *c = cbb_bbcall_new(L);
+	const char *busy = NULL;
 	cbb_job_ctx_t j;
 	cbb_err_t err;
-	int rc;
+	int rc, level = CBB_LOG_ERROR;
 
 	cbb_err_clear(&err);
-	if (stage_prepare(L, c, &j, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
+	rc = stage_prepare(L, c, &j, &err);
+	if (rc < 0)
+		goto out;
 	if (stage == CBB_STAGE_OUT)
 		cbb_stage_apply_when(&j, &c->plan);
 	if (torn_down(c)) {
@@ -169,31 +170,35 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 		 * to wait for.  A stage-out ends quietly: --hurry asked to
 		 * skip it.
 		 */
-		if (stage == CBB_STAGE_OUT) {
+		if (stage == CBB_STAGE_OUT)
 			cbb_call_queue_log(c, CBB_LOG_VERBOSE, "stage-out "
 					   "abandoned: the buffer was torn "
 					   "down (scancel --hurry)");
-			return cbb_bbcall_finish(L, c, 0, NULL);
-		}
-		if (cbb_stage_job_ended(&j, true, &err)) {
-			cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
-			return cbb_bbcall_finish(L, c, -1, err.msg);
-		}
-		return cbb_bbcall_finish(L, c, 0, "BUSY");
+		else if (cbb_stage_job_ended(&j, true, &err))
+			rc = -1;
+		else
+			busy = "BUSY";
+		level = CBB_LOG_INFO;
+		goto out;
 	}
-	rc = cbb_stage_poll(&j, &c->plan, stage, &err);
-	if (rc == CBB_POLL_BUSY &&
-	    (stage != CBB_STAGE_IN || !cbb_stage_job_ended(&j, false, &err)))
-		return cbb_bbcall_finish(L, c, 0, "BUSY"); /* slurm.SLURM_BB_BUSY */
-	if (rc == CBB_POLL_BUSY) {
-		cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+	switch (cbb_stage_poll(&j, &c->plan, stage, &err)) {
+	case CBB_POLL_BUSY:
+		if (stage == CBB_STAGE_IN && cbb_stage_job_ended(&j, false, &err))
+			rc = -1;
+		else
+			busy = "BUSY";
+		level = CBB_LOG_INFO;
+		break;
+	case CBB_POLL_FAILED:
+		rc = -1;
+		break;
+	default:
+		break;
 	}
-	if (rc == CBB_POLL_FAILED) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
-	return cbb_bbcall_finish(L, c, 0, NULL);
+out:
+	if (rc < 0)
+		cbb_call_queue_log(c, level, err.msg);
+	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : busy);
 }
 
 /* slurm_bb_data_in(job_id, job_script, uid, gid, job_info) */
@@ -341,60 +346,58 @@ static int l_job_teardown(lua_State *L)
 	cbb_err_t err;
 	char msg[256], sq[4200];
 	time_t asked_at;
+	bool quiet = false;
 	int rc = 0;
 
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0) {
-		cbb_err(&err, "conduit_bb: bad job id or uid argument");
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		/* Slurm's own mistake: answered, not logged */
+		rc = cbb_err(&err, "conduit_bb: bad job id or uid argument");
+		quiet = true;
+		goto out;
 	}
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
 	    cbb_bbcall_cluster(L, c, 0, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		rc = -1;
+		goto out;
 	}
 	if (!hurried) {
-		cbb_job_ctx_init(&j, &c->base.cfg, NULL, c->base.cluster,
-				 (uint32_t)job_id, (uint32_t)uid);
-		j.sd = &c->sd;
-		j.log = cbb_call_queue_log;
-		j.log_ud = c;
+		cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id,
+				   (uint32_t)uid);
 		/* the last task of an array to go takes its shared records */
 		cbb_array_teardown(&j);
 		stop_orphaned_stage_in(c, &j);
 		cbb_state_forget(&c->sd, (uint32_t)job_id);
-		return cbb_bbcall_finish(L, c, 0, NULL);
+		goto out;
 	}
 	asked_at = time(NULL);
 	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
 		      (uint32_t)job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls == CBB_JOB_UNKNOWN) {
-		cbb_err(&err, "job %ld: teardown: cannot learn the job's state "
-			"from squeue; nothing aborted (Slurm retries)", job_id);
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		rc = cbb_err(&err, "job %ld: teardown: cannot learn the job's "
+			     "state from squeue; nothing aborted (Slurm "
+			     "retries)", job_id);
+		goto out;
 	}
 	snprintf(msg, sizeof(msg), "job %ld: teardown (hurry, job state %s): %s",
 		 job_id, f.state[0] ? f.state : "gone", f.cls == CBB_JOB_ALIVE ?
 		 "leaving transfers alone" : "aborting active transfers");
 	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
 	if (f.cls == CBB_JOB_ALIVE)
-		return cbb_bbcall_finish(L, c, 0, NULL);
+		goto out;
 	/* before anything is aborted: a stage hook still to come starts nothing */
 	cbb_over_mark(&c->sd, (uint32_t)job_id, asked_at);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
-		cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster,
-				 (uint32_t)job_id, (uint32_t)uid);
-		j.sd = &c->sd;
-		j.log = cbb_call_queue_log;
-		j.log_ud = c;
+		cbb_bbcall_job_ctx(c, &j, &c->grpc, (uint32_t)job_id,
+				   (uint32_t)uid);
 		cbb_array_teardown(&j);
 		rc = cbb_stage_teardown(&j, true, false, &err);
 	} else {
 		rc = -1;
 	}
 	cbb_state_forget(&c->sd, (uint32_t)job_id);
-	if (rc < 0)
+out:
+	if (rc < 0 && !quiet)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);
 }
