@@ -60,7 +60,7 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
           core/config_values core/log core/bytes \
           core/grpc core/grpc_frame core/cluster core/run
-BB     := bb/words bb/script bb/symbols bb/directive bb/directive_check bb/directive_json bb/conduit bb/key \
+BB     := bb/words bb/script bb/symbols bb/directive bb/directive_check bb/directive_json bb/conduit bb/conduit_reply bb/key \
           bb/job bb/pick bb/stage bb/stage_records bb/stage_verdict bb/stage_poll \
           bb/stage_teardown bb/stage_validate bb/stage_find bb/stage_array bb/statefile bb/state_dir \
           bb/state_marks bb/state_shared bb/state_sweep bb/array bb/jobstate \
@@ -74,7 +74,7 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
            bb/words bb/script bb/symbols bb/directive bb/directive_check switch/netreq cli/check
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
-CLI_ADMIN := bb/directive_json core/bytes core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
+CLI_ADMIN := bb/directive_json core/bytes core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
              bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep \
              switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/statedir cli/status cli/metrics
