@@ -1,12 +1,12 @@
 /*
- * stage_find.h - what stands for a directive, inside the stage code
- * (stage.c, stage_array.c): which of the job's transfers on the Conduit
- * server is the one for a directive and attempt (cbb_pick in pick.h,
- * and an array's shared stage-in), whether an earlier attempt already
- * staged it, and what StateDir's records say about starts the server
- * has not shown yet.  One Query fetches the job's transfers (an array
- * task's and its array's shared ones); transfers of an earlier job with
- * the same id are dropped.  Internal to bb.
+ * stage_find.h - what the server and StateDir say about a directive,
+ * for the stage engine (stage_verdict.c, stage_teardown.c): the job's
+ * transfers from one Query (which of them stands for a directive is
+ * pick.h's), whether an earlier attempt already staged it, and what
+ * StateDir's records say about starts the server has not shown yet.
+ * One Query fetches the job's transfers (an array task's and its
+ * array's shared ones); transfers of an earlier job with the same id
+ * are dropped.  Internal to bb.
  */
 #ifndef CBB_STAGE_FIND_H
 #define CBB_STAGE_FIND_H

@@ -16,6 +16,11 @@
  *                            a stage hook that Slurm still starts after
  *                            it starts nothing; swept after a day
  *
+ * The code: statefile.c (the record lines and their files),
+ * state_dir.c (StateDir and the handle), state_marks.c (.down, .asked,
+ * .over), state_shared.c (an array's .shared and its lock),
+ * state_sweep.c (forgetting and sweeping).
+ *
  * StateDir must be a real directory (not a symlink) owned by root or by
  * the user the hooks run as (SlurmUser), writable by nobody else; every
  * file is opened relative to it with O_NOFOLLOW.  A file that is damaged

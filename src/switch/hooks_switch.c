@@ -8,6 +8,9 @@
  * refuse an altered one.  job_start reserves a session from the site's
  * controller (SwitchController=http) or hands out static fabric facts
  * (none); with nothing free it asks Slurm to requeue the job.
+ * job_complete releases the session, by job id, so that the session of
+ * a setup abandoned at its timeout is found and released too: a
+ * session's whole life, from reserve to release, is in this file.
  */
 #include "hooks_switch.h"
 
