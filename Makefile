@@ -77,7 +77,8 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
 CLI_ADMIN := bb/directive_json core/bytes core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
              bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep \
              switch/jobinfo switch/controller \
-             cli/admin cli/elf cli/doctor cli/statedir cli/status cli/status_print cli/metrics
+             cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
+             cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch);
