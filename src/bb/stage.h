@@ -8,6 +8,12 @@
  * that never shows up (a server that lost its database, a failover) is
  * declared lost and started again.  A directive is started only when
  * neither Conduit nor the record shows it running or done.
+ *
+ * The engine, one idea a file: stage.c (starting), stage_poll.c (a
+ * poll, --when=, a job over meanwhile), stage_verdict.c (what each
+ * directive needs), stage_records.c (start records), stage_teardown.c,
+ * stage_validate.c (submit time); stage_int.h is what they share.
+ * Which attempt a stage serves is job.h's.
  */
 #ifndef CBB_STAGE_H
 #define CBB_STAGE_H
