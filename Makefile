@@ -59,23 +59,27 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 # The parts (docs/architecture.md): core is shared, bb and switch are the
 # two halves, cli is `conduit-bb`; module.c joins the halves.
 CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
-          core/config_values \
+          core/config_values core/log core/bytes \
           core/grpc core/grpc_frame core/cluster core/run
-BB     := bb/words bb/script bb/symbols bb/directive bb/conduit bb/key \
-          bb/stage bb/stage_find bb/stage_array bb/statefile bb/jobstate \
+BB     := bb/words bb/script bb/symbols bb/directive bb/directive_check bb/directive_json bb/conduit bb/conduit_reply bb/key \
+          bb/job bb/pick bb/stage bb/stage_records bb/stage_verdict bb/stage_poll \
+          bb/stage_teardown bb/stage_validate bb/stage_find bb/stage_array bb/statefile bb/state_dir \
+          bb/state_marks bb/state_shared bb/state_sweep bb/array bb/jobstate \
           bb/status bb/outcome bb/audit bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
-MOD    := core/luahost bb/bbcall bb/array bb/hooks_bb bb/hooks_stage bb/hooks_report \
+MOD    := core/luahost bb/bbcall bb/hooks_bb bb/hooks_stage bb/hooks_report \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module
 # conduit-bb checks scripts offline: no Lua, no network.
 CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
-           core/config_values \
-           bb/words bb/script bb/symbols bb/directive switch/netreq cli/check
+           core/config_values core/log \
+           bb/words bb/script bb/symbols bb/directive bb/directive_check switch/netreq cli/check
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
-CLI_ADMIN := core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/key \
-             bb/statefile bb/audit switch/jobinfo switch/controller \
-             cli/admin cli/elf cli/doctor cli/statedir cli/status cli/metrics
+CLI_ADMIN := bb/directive_json core/bytes core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
+             bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep bb/audit \
+             switch/jobinfo switch/controller \
+             cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
+             cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch);

@@ -12,6 +12,9 @@
 # Slurm's ("src/common/...", from the Slurm tree), never the module's.
 # The Makefile gives each part only its own -I flags, so the compiler
 # enforces the same rule; this states it where a reviewer can read it.
+# Headers cannot show two files that call each other, so last it runs
+# tests/cycle-check.sh: no cycle among the built objects' symbols (run
+# it after a build; make check does).
 cd "$(dirname "$0")/.." || exit 1
 bad=0
 for f in src/*/*.c src/*/*.h src/*.c; do
@@ -77,4 +80,5 @@ for f in src/*; do
 	*) echo "$f: put it in a part (src/core, src/bb, src/switch, src/cli)"; bad=1 ;;
 	esac
 done
+sh tests/cycle-check.sh || bad=1
 exit $bad

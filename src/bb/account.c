@@ -12,9 +12,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "bytes.h"
+#include "directive_json.h"
 #include "key.h"
 #include "run.h"
-#include "status.h"
 
 #define CBB_SCONTROL_TIMEOUT_MS 5000
 /* Slurm keeps comments up to 1024 bytes in a job's AdminComment line */
@@ -82,12 +83,6 @@ void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	say(body, sizeof(body), stage == CBB_STAGE_IN ? "in" : "out", &t);
 	snprintf(buf, size, "conduit attempt %u: %s; %u failed",
 		 cbb_attempt(j, stage), body, t.failed);
-}
-
-static void note(cbb_job_ctx_t *j, int level, const char *msg)
-{
-	if (j->log)
-		j->log(j->log_ud, level, msg);
 }
 
 /*
@@ -166,9 +161,8 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	if (strstr(old, summary))
 		goto out;
 	if (strlen(old) + strlen(summary) + 2 > CBB_ADMIN_COMMENT_MAX) {
-		snprintf(msg, sizeof(msg), "job %u: AdminComment is full; "
-			 "staging summary not added", j->job_id);
-		note(j, 0, msg);
+		cbb_job_log(j, CBB_LOG_INFO, "AdminComment is full; staging "
+			    "summary not added");
 		goto out;
 	}
 	cbb_buf_init(&arg, 0);
@@ -188,11 +182,11 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	cbb_buf_init(&err, 4096);
 	if (cbb_run(argv, CBB_SCONTROL_TIMEOUT_MS, &out, &err, &status) < 0 ||
 	    status != 0) {
-		snprintf(msg, sizeof(msg), "job %u: could not add the staging "
-			 "summary to AdminComment (scontrol: %.200s)", j->job_id,
+		snprintf(msg, sizeof(msg), "could not add the staging summary "
+			 "to AdminComment (scontrol: %.200s)",
 			 err.data && err.len ? err.data : "no answer");
 		cbb_one_line(msg);
-		note(j, 0, msg);
+		cbb_job_log(j, CBB_LOG_INFO, "%s", msg);
 	}
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
@@ -205,16 +199,11 @@ out:
 static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 			  const cbb_transfer_t *x, int64_t now)
 {
-	json_t *o = json_object(), *src = json_array();
-	size_t k;
+	json_t *o = json_object();
+	cbb_key_t key;
 
-	if (!o || !src) {
-		json_decref(o);
-		json_decref(src);
+	if (!o)
 		return NULL;
-	}
-	for (k = 0; k < d->nsources; k++)
-		json_array_append_new(src, json_string(d->sources[k]));
 	json_object_set_new(o, "time", json_integer(now));
 	json_object_set_new(o, "job", json_integer(j->job_id));
 	if (j->array_job_id) {
@@ -228,11 +217,10 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 			    json_integer(cbb_attempt(j, d->stage)));
 	json_object_set_new(o, "direction", json_string(
 		d->stage == CBB_STAGE_IN ? "in" : "out"));
-	json_object_set_new(o, "line", json_integer(d->line));
-	json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
-	json_object_set_new(o, "recursive", json_boolean(d->recursive));
-	json_object_set_new(o, "sources", src);
-	json_object_set_new(o, "destination", json_string(d->destination));
+	if (cbb_directive_json_into(o, d, 0) < 0) {
+		json_decref(o);
+		return NULL;
+	}
 	if (d->skip) {
 		json_object_set_new(o, "state", json_string("SKIPPED"));
 		json_object_set_new(o, "when", json_string(cbb_when_name(d->when)));
@@ -244,7 +232,7 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	}
 	json_object_set_new(o, "transfer_id", json_string(x->id));
 	json_object_set_new(o, "shared", json_boolean(
-		strstr(x->comment, "SLURMTYPE:CONDUIT_PRE_ARRAY,") != NULL));
+		cbb_key_parse(x->comment, &key) && key.type == CBB_KEY_SHARED));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)x->bytes));
 	json_object_set_new(o, "files", json_integer(x->files));
 	json_object_set_new(o, "seconds", json_integer(
@@ -271,7 +259,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: "
 			 "%s; no audit line written", j->job_id,
 			 j->cfg->audit_log, why);
-		note(j, -1, msg);
+		cbb_job_note(j, CBB_LOG_ERROR, msg);
 		return;
 	}
 	cbb_buf_init(&lines, (size_t)4 << 20);
@@ -295,7 +283,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (lines.len && write(fd, lines.data, lines.len) != (ssize_t)lines.len) {
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: %s",
 			 j->job_id, j->cfg->audit_log, strerror(errno));
-		note(j, -1, msg);
+		cbb_job_note(j, CBB_LOG_ERROR, msg);
 	}
 	close(fd);
 	cbb_buf_free(&lines);
@@ -307,7 +295,7 @@ void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 {
 	cbb_key_type_t type = stage == CBB_STAGE_IN ? CBB_KEY_PRE : CBB_KEY_POST;
 	uint32_t a = cbb_attempt(j, stage);
-	char summary[600], msg[700];
+	char summary[600];
 	cbb_rec_t r;
 	cbb_err_t e;
 	size_t i;
@@ -325,16 +313,8 @@ void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		admin_comment(j, summary);
 	if (j->cfg->audit_log)
 		audit(j, plan, stage, have);
-	snprintf(msg, sizeof(msg), "job %u: %s", j->job_id, summary);
-	note(j, 0, msg);
-	memset(&r, 0, sizeof(r));
-	r.restart = j->restart;
-	r.submit = j->submit;
-	r.type = (int)type;
-	r.attempt = a;
-	r.made = (int64_t)time(NULL);
-	r.kind = CBB_REC_ACCOUNTED;
-	snprintf(r.id, sizeof(r.id), "-");
+	cbb_job_log(j, CBB_LOG_INFO, "%s", summary);
+	cbb_job_rec(j, &r, type, a, 0, CBB_REC_ACCOUNTED, NULL);
 	cbb_err_clear(&e);
-	(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, 1, &e);
+	(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
 }

@@ -23,7 +23,8 @@
 
 #include "conduit.h"
 #include "directive.h"
-#include "stage.h"
+#include "job.h"
+#include "pick.h"
 #include "statefile.h"
 
 void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,

@@ -19,21 +19,12 @@
  */
 #define CBB_TEARDOWN_LOCK_WAIT_MS 2000
 
-static uint32_t uid_of(const cbb_job_ctx_t *j)
-{
-	char *end;
-	unsigned long u = strtoul(j->user, &end, 10);
-
-	return end != j->user && !*end && u < UINT32_MAX ? (uint32_t)u :
-							   CBB_UID_UNKNOWN;
-}
-
 /*
  * Only the records of this task's array count (its identity as the
  * task's join recorded it, else its first attempt's submit time, and
  * its user): records of another array that had the id are not its.
  */
-bool cbb_array_others_wait(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
+bool cbb_array_others_wait(const cbb_job_ctx_t *j)
 {
 	uint32_t array_job_id = j->array_job_id, self = j->job_id;
 	cbb_array_ident_t who, joined_as;
@@ -46,16 +37,16 @@ bool cbb_array_others_wait(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 	bool foreign;
 
 	cbb_err_clear(&err);
-	who.uid = uid_of(j);
+	who.uid = j->uid;
 	who.submit = j->restart ? 0 : j->submit;
-	if (cbb_joined_of(&c->base.cfg, c->base.cluster, self, who.uid,
+	if (cbb_joined_of(j->sd, self, who.uid,
 			  &joined_as) == array_job_id)
 		who = joined_as;
-	lock = cbb_shared_lock(&c->base.cfg, c->base.cluster, array_job_id,
+	lock = cbb_shared_lock(j->sd, array_job_id,
 			       NULL, CBB_TEARDOWN_LOCK_WAIT_MS);
 	if (lock < 0)
 		return true; /* busy: another task is inside, using them */
-	if (cbb_shared_load_of(&c->base.cfg, c->base.cluster, array_job_id,
+	if (cbb_shared_load_of(j->sd, array_job_id,
 			       &who, &joined, &foreign, &err) < 0 || foreign) {
 		/* another array's: not this task's to decide or remove */
 		cbb_recs_free(&joined);
@@ -77,55 +68,19 @@ bool cbb_array_others_wait(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
 	}
 	cbb_recs_free(&joined);
 	/* one squeue for the whole array, however many tasks joined */
-	alive = cbb_any_alive(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
+	alive = cbb_any_alive(cbb_conf_squeue(j->cfg, sq, sizeof(sq)),
 			      array_job_id, ids, n, CBB_SQUEUE_TIMEOUT_MS);
 	free(ids);
 	if (alive == 0)
-		cbb_shared_forget(&c->base.cfg, c->base.cluster, array_job_id);
+		cbb_shared_forget(j->sd, array_job_id);
 	cbb_shared_unlock(lock);
 	return alive != 0;
 }
 
-/*
- * A teardown has no job_info: the task's own records say whether it
- * joined its array's shared stage-ins, and of which array.
- */
-uint32_t cbb_array_of(cbb_bbcall_t *c, uint32_t job_id)
-{
-	return cbb_joined_of(&c->base.cfg, c->base.cluster, job_id,
-			     CBB_UID_UNKNOWN, NULL);
-}
-
-void cbb_array_teardown(cbb_bbcall_t *c, cbb_job_ctx_t *j)
+void cbb_array_teardown(cbb_job_ctx_t *j)
 {
 	/* a join recorded for another user is another job's */
-	j->array_job_id = cbb_joined_of(&c->base.cfg, c->base.cluster,
-					j->job_id, uid_of(j), NULL);
+	j->array_job_id = cbb_joined_of(j->sd, j->job_id, j->uid, NULL);
 	if (j->array_job_id)
-		j->abort_shared = !cbb_array_others_wait(c, j);
-}
-
-/* How many tasks joined an array's shared stage-ins. */
-unsigned cbb_array_joined(cbb_bbcall_t *c, uint32_t array_job_id)
-{
-	cbb_recs_t r;
-	cbb_err_t err;
-	size_t i, k;
-	unsigned n = 0;
-
-	cbb_err_clear(&err);
-	if (!array_job_id || cbb_shared_load(&c->base.cfg, c->base.cluster,
-					     array_job_id, &r, &err) < 0)
-		return 0;
-	for (i = 0; i < r.n; i++) {
-		if (r.v[i].kind != CBB_REC_JOINED)
-			continue;
-		for (k = 0; k < i; k++)
-			if (r.v[k].kind == CBB_REC_JOINED &&
-			    !strcmp(r.v[k].id, r.v[i].id))
-				break;
-		n += k == i;
-	}
-	cbb_recs_free(&r);
-	return n;
+		j->abort_shared = !cbb_array_others_wait(j);
 }

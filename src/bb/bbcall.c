@@ -17,6 +17,7 @@ static void bbcall_done(cbb_call_t *base)
 	cbb_bbcall_t *c = (cbb_bbcall_t *)base;
 
 	cbb_grpc_close(&c->grpc);
+	cbb_statedir_close(&c->sd);
 	cbb_transfers_free(&c->transfers);
 	free(c->bb_state);
 	free(c->admin_comment);
@@ -82,6 +83,25 @@ void cbb_bbcall_record(cbb_bbcall_t *c, int rc, const char *msg)
 			 "AuditLog %s: %s", r.hook, c->base.cfg.audit_log, why);
 		cbb_call_queue_log(c, CBB_LOG_DEBUG, line);
 	}
+}
+
+int cbb_bbcall_cluster(lua_State *L, cbb_bbcall_t *c, int job_info_idx,
+		       cbb_err_t *err)
+{
+	if (cbb_call_cluster(L, &c->base, job_info_idx, err) < 0)
+		return -1;
+	cbb_statedir_close(&c->sd);
+	cbb_statedir_init(&c->sd, &c->base.cfg, c->base.cluster);
+	return 0;
+}
+
+void cbb_bbcall_job_ctx(cbb_bbcall_t *c, cbb_job_ctx_t *j, cbb_grpc_t *g,
+			uint32_t job_id, uint32_t uid)
+{
+	cbb_job_ctx_init(j, &c->base.cfg, g, c->base.cluster, job_id, uid);
+	j->sd = &c->sd;
+	j->log = cbb_call_queue_log;
+	j->log_ud = c;
 }
 
 int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)

@@ -15,8 +15,9 @@
 #include "conduit.h"
 #include "directive.h"
 #include "grpc.h"
+#include "job.h"
 #include "luahost.h"
-#include "stage.h"
+#include "statefile.h"
 #include "symbols.h"
 
 typedef struct {
@@ -37,6 +38,7 @@ typedef struct {
 	bool have_exit;      /* job_info had exit_code */
 	uint32_t exit_code;  /* job_info.exit_code: the script's wait status */
 	cbb_grpc_t grpc;     /* open while grpc.multi != NULL */
+	cbb_statedir_t sd;   /* StateDir, once the cluster is known */
 	cbb_transfers_t transfers;
 	/* a timed hook (cbb_bbcall_timed): its AuditLog hook record */
 	const char *hook;    /* "slurm_bb_data_in" ...; NULL: not timed */
@@ -61,6 +63,20 @@ cbb_bbcall_t *cbb_bbcall_timed(lua_State *L, const char *hook,
  * it; a hook that answers otherwise calls it before flushing its logs.
  */
 void cbb_bbcall_record(cbb_bbcall_t *c, int rc, const char *msg);
+
+/*
+ * The cluster name (cbb_call_cluster) and, with it, the call's StateDir
+ * handle c->sd (opened at its first use, closed with the context).
+ */
+int cbb_bbcall_cluster(lua_State *L, cbb_bbcall_t *c, int job_info_idx,
+		       cbb_err_t *err);
+
+/*
+ * A job context for this call: its config, cluster, StateDir handle and
+ * queued logger, with the connection g (NULL: none yet).
+ */
+void cbb_bbcall_job_ctx(cbb_bbcall_t *c, cbb_job_ctx_t *j, cbb_grpc_t *g,
+			uint32_t job_id, uint32_t uid);
 
 /*
  * Finish a hook: flush the queued log lines, free the context, push

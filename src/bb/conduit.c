@@ -1,4 +1,9 @@
-/* conduit.c - see conduit.h */
+/*
+ * conduit.c - Conduit's RPCs as batches (conduit.h): Query, StartTransfer
+ * and StopTransfer requests packed, sent over one connection's budget
+ * (grpc.h), retried where a status says so, and what each answer means.
+ * The replies are decoded in conduit_reply.c.
+ */
 #include "conduit.h"
 
 #include <errno.h>
@@ -10,224 +15,12 @@
 /*
  * protobuf-c's generated structs hold request strings as `char *` (it
  * never writes through them) and its initialisers cast away const: this
- * file, the only one that sees protobuf types, allows those casts.
+ * file and conduit_reply.c, the only ones that see protobuf types,
+ * allow those casts.
  */
 #pragma GCC diagnostic ignored "-Wcast-qual"
 #include "conduit.pb-c.h"
-
-/*
- * protobuf-c turns small wire entries into large structs (an empty map
- * entry becomes ~80 bytes), so a reply within the wire cap could still
- * exhaust memory.  Decoding draws from a budget and fails cleanly.
- */
-typedef struct {
-	size_t used;
-	size_t limit;
-} budget_t;
-
-static void *budget_alloc(void *ud, size_t size)
-{
-	budget_t *b = ud;
-	size_t *p;
-
-	if (size > b->limit - b->used)
-		return NULL;
-	p = malloc(size + sizeof(size_t) * 2);
-	if (!p)
-		return NULL;
-	p[0] = size;
-	b->used += size;
-	return p + 2; /* keep 16-byte alignment */
-}
-
-static void budget_free(void *ud, void *ptr)
-{
-	budget_t *b = ud;
-	size_t *p = ptr;
-
-	if (!p)
-		return;
-	p -= 2;
-	b->used -= p[0];
-	free(p);
-}
-
-static size_t budget_for(size_t wire_len)
-{
-	size_t lim = wire_len * 16;
-
-	if (lim < ((size_t)16 << 20))
-		lim = (size_t)16 << 20;
-	if (lim > ((size_t)512 << 20))
-		lim = (size_t)512 << 20;
-	return lim;
-}
-
-void cbb_transfer_clear(cbb_transfer_t *t)
-{
-	size_t k;
-
-	free(t->id);
-	free(t->comment);
-	free(t->user);
-	free(t->error_message);
-	free(t->destination);
-	for (k = 0; k < t->nsources; k++)
-		free(t->sources[k]);
-	free(t->sources);
-	memset(t, 0, sizeof(*t));
-}
-
-void cbb_transfers_free(cbb_transfers_t *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		cbb_transfer_clear(&t->v[i]);
-	free(t->v);
-	t->v = NULL;
-	t->n = 0;
-}
-
-const char *cbb_state_name(int state)
-{
-	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-		&conduitapi__transfer_state__descriptor, state);
-
-	return v ? v->name : "TRANSFER_UNKNOWN";
-}
-
-const char *cbb_error_name(int error)
-{
-	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value(
-		&conduitapi__error__descriptor, error);
-
-	return v ? v->name : "ERROR_UNKNOWN";
-}
-
-bool cbb_transfer_succeeded(const cbb_transfer_t *t)
-{
-	return t->state == CBB_TS_FINALIZED && t->error == 0;
-}
-
-bool cbb_transfer_failed(const cbb_transfer_t *t)
-{
-	return t->error != 0 || t->state == CBB_TS_ERROR ||
-	       t->state == CBB_TS_ABORT || t->state == CBB_TS_ABORTED;
-}
-
-static char *dup_str(const char *s)
-{
-	return strdup(s ? s : "");
-}
-
-/*
- * A transfer id as Conduit makes them (UUIDs), fit to be written into a
- * StateDir record line: [A-Za-z0-9._-], 1 to 63 bytes.
- */
-static bool good_id(const char *id)
-{
-	size_t n;
-
-	if (!id || !id[0])
-		return false;
-	for (n = 0; id[n]; n++)
-		if (n >= 63 || !((id[n] >= 'a' && id[n] <= 'z') ||
-				 (id[n] >= 'A' && id[n] <= 'Z') ||
-				 (id[n] >= '0' && id[n] <= '9') ||
-				 id[n] == '.' || id[n] == '_' || id[n] == '-'))
-			return false;
-	return true;
-}
-
-static int copy_details(const Conduitapi__TransferDetails *d,
-			cbb_transfer_t *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->id = dup_str(d->transferid);
-	t->comment = dup_str(d->comment);
-	t->user = dup_str(d->user);
-	t->error_message = dup_str(d->errormessage);
-	t->destination = dup_str(d->destination);
-	if (!t->id || !t->comment || !t->user || !t->error_message ||
-	    !t->destination)
-		return -1;
-	if (d->n_source) {
-		size_t k;
-
-		t->sources = calloc(d->n_source, sizeof(*t->sources));
-		if (!t->sources)
-			return -1;
-		for (k = 0; k < d->n_source; k++) {
-			t->sources[k] = dup_str(d->source[k]);
-			if (!t->sources[k])
-				return -1;
-			t->nsources++;
-		}
-	}
-	t->state = (int)d->state;
-	t->error = (int)d->error;
-	t->action = (int)d->action;
-	t->active = d->active;
-	t->validation_only = d->validationonly;
-	if (d->createdtime) {
-		t->created = d->createdtime->seconds;
-		t->created_ns = d->createdtime->nanos;
-	}
-	if (d->starttime)
-		t->started = d->starttime->seconds;
-	if (d->endtime)
-		t->ended = d->endtime->seconds;
-	t->bytes = d->datatransferred ? strtoull(d->datatransferred, NULL, 10) : 0;
-	t->rate = d->bandwidth ? strtoull(d->bandwidth, NULL, 10) : 0;
-	t->files = d->filestransferred;
-	t->dirs = d->directoriestransferred;
-	return 0;
-}
-
-/* Decode a MultiTransferDetails reply into `out`. */
-static int decode_multi(const cbb_rpc_t *c, cbb_transfers_t *out,
-			cbb_err_t *err)
-{
-	budget_t b = { 0, budget_for(c->resp_len) };
-	ProtobufCAllocator a = { budget_alloc, budget_free, &b };
-	Conduitapi__MultiTransferDetails *m;
-	size_t i;
-
-	m = conduitapi__multi_transfer_details__unpack(&a, c->resp_len,
-						       c->resp);
-	if (!m)
-		return cbb_err(err, "conduit: cannot decode the %s reply (%s)",
-			       c->method, b.used >= b.limit / 2 ?
-			       "over the memory budget" : "malformed");
-	out->v = calloc(m->n_details ? m->n_details : 1, sizeof(*out->v));
-	if (!out->v) {
-		conduitapi__multi_transfer_details__free_unpacked(m, &a);
-		return cbb_err(err, "conduit: out of memory");
-	}
-	for (i = 0; i < m->n_details; i++) {
-		const Conduitapi__TransferDetails *d = m->details[i]->value;
-
-		if (!d) /* an entry without a value: nothing to report */
-			continue;
-		if (!good_id(d->transferid)) {
-			conduitapi__multi_transfer_details__free_unpacked(m, &a);
-			cbb_transfers_free(out);
-			return cbb_err(err, "conduit: malformed %s reply (a "
-				       "transfer id that is not [A-Za-z0-9._-])",
-				       c->method);
-		}
-		if (copy_details(d, &out->v[out->n]) < 0) {
-			out->n++;
-			conduitapi__multi_transfer_details__free_unpacked(m, &a);
-			cbb_transfers_free(out);
-			return cbb_err(err, "conduit: out of memory");
-		}
-		out->n++;
-	}
-	conduitapi__multi_transfer_details__free_unpacked(m, &a);
-	return 0;
-}
+#include "conduit_int.h"
 
 /*
  * The table: for each gRPC status the server gave, what it means for
@@ -462,7 +255,7 @@ int cbb_conduit_query(cbb_grpc_t *g, const char *user,
 		*again = b.answer[0] != CBB_ANSWER_REFUSED;
 		rc = cbb_err(err, "%s", b.calls[0].message);
 	} else {
-		rc = decode_multi(&b.calls[0], out, err);
+		rc = cbb_conduit_decode_multi(&b.calls[0], out, err);
 	}
 	batch_free(&b);
 	return rc;
@@ -471,22 +264,6 @@ int cbb_conduit_query(cbb_grpc_t *g, const char *user,
 static uint8_t *alloc_packed(size_t len)
 {
 	return malloc(len ? len : 1);
-}
-
-/* The transfer id of an OK StartTransfer/ValidateTransfer reply. */
-static bool reply_id(const cbb_rpc_t *c, char *id, size_t size)
-{
-	budget_t bu = { 0, budget_for(c->resp_len) };
-	ProtobufCAllocator a = { budget_alloc, budget_free, &bu };
-	Conduitapi__TransferDetails *d =
-		conduitapi__transfer_details__unpack(&a, c->resp_len, c->resp);
-	bool ok = d && good_id(d->transferid) && strlen(d->transferid) < size;
-
-	if (ok)
-		snprintf(id, size, "%s", d->transferid);
-	if (d)
-		conduitapi__transfer_details__free_unpacked(d, &a);
-	return ok;
 }
 
 size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
@@ -530,7 +307,7 @@ size_t cbb_conduit_start(cbb_grpc_t *g, cbb_start_t *req, size_t n,
 		s->answer = b.answer[i];
 		snprintf(s->message, sizeof(s->message), "%s", c->message);
 		if (s->answer == CBB_ANSWER_OK) {
-			s->ok = reply_id(c, s->id, sizeof(s->id));
+			s->ok = cbb_conduit_reply_id(c, s->id, sizeof(s->id));
 			if (!s->ok) {
 				/* the server said yes: it exists, unseen */
 				s->answer = CBB_ANSWER_MAYBE;

@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "path.h"
 #include "utf8.h"
+#include "directive_int.h"
 #include "words.h"
 
 const char *cbb_stage_name(cbb_stage_t s)
@@ -33,6 +34,17 @@ void cbb_plan_free(cbb_plan_t *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
+size_t cbb_plan_count(const cbb_plan_t *plan, cbb_stage_t stage,
+		      bool with_skipped)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < plan->n; i++)
+		n += plan->v[i].stage == stage &&
+		     (with_skipped || !plan->v[i].skip);
+	return n;
+}
+
 bool cbb_directive_shared(const cbb_directive_t *d)
 {
 	return d->stage == CBB_STAGE_IN && !d->every_attempt &&
@@ -52,133 +64,6 @@ typedef struct {
 	size_t wd_len;
 	bool ascii;      /* the line being parsed is all ASCII */
 } parse_ctx_t;
-
-/* Conduit CLI flags users copy from its docs, with why each is refused. */
-static const struct {
-	const char *flag;
-	const char *why;
-} refused[] = {
-	{ "--user", "the job's user comes from Slurm" },
-	{ "--cert-key-bundle", "credentials come from conduit_bb.conf" },
-	{ "--cert", "credentials come from conduit_bb.conf" },
-	{ "--key", "credentials come from conduit_bb.conf" },
-	{ "--ca", "credentials come from conduit_bb.conf" },
-	{ "-c", "credentials come from conduit_bb.conf" },
-	{ "--config", "the server comes from conduit_bb.conf" },
-	{ "-i", "the server comes from conduit_bb.conf" },
-	{ "--ip", "the server comes from conduit_bb.conf" },
-	{ "-p", "the server comes from conduit_bb.conf" },
-	{ "--port", "the server comes from conduit_bb.conf" },
-	{ "--comment", "conduit_bb sets the comment to track the job" },
-	{ "--work-dir", "relative paths use the job's working directory" },
-	{ "--validate-only", "validation is done at submission" },
-	{ "-s", "transfers are always validated" },
-	{ "--skip-validation", "transfers are always validated" },
-	{ "-b", "transfers always run in the background" },
-	{ "--background", "transfers always run in the background" },
-};
-
-static int check_option(const char *w, cbb_directive_t *d, cbb_err_t *err)
-{
-	char shown[80];
-	size_t i, n;
-
-	if (!strcmp(w, "-r") || !strcmp(w, "--recursive")) {
-		d->recursive = true;
-		return 0;
-	}
-	n = strcspn(w, "=");
-	if (!strcmp(w, "--every-attempt")) {
-		if (d->stage != CBB_STAGE_IN)
-			return cbb_err(err, "option '--every-attempt' is for "
-				       "stage-in only (stage-out runs after "
-				       "every attempt already)");
-		d->every_attempt = true;
-		return 0;
-	}
-	if (n == 6 && !strncmp(w, "--when", 6)) {
-		if (d->stage != CBB_STAGE_OUT)
-			return cbb_err(err, "option '--when' is for stage-out "
-				       "only (a stage-in runs before the job "
-				       "has an outcome)");
-		if (!strcmp(w, "--when=always"))
-			d->when = CBB_WHEN_ALWAYS;
-		else if (!strcmp(w, "--when=success"))
-			d->when = CBB_WHEN_SUCCESS;
-		else if (!strcmp(w, "--when=failure"))
-			d->when = CBB_WHEN_FAILURE;
-		else
-			return cbb_err(err, "option '%s' needs a value: "
-				       "--when=success, --when=failure or "
-				       "--when=always",
-				       cbb_show(shown, sizeof(shown), w,
-						strlen(w)));
-		return 0;
-	}
-	cbb_show(shown, sizeof(shown), w, strlen(w));
-	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
-		if (strlen(refused[i].flag) == n &&
-		    !strncmp(w, refused[i].flag, n))
-			return cbb_err(err, "option '%s' is not allowed: %s",
-				       shown, refused[i].why);
-	if (w[0] == '-' && w[1] != '-' && strchr(w + 1, 'r') && w[2])
-		return cbb_err(err, "option '%s' is not allowed: give -r on "
-			       "its own (only -r/--recursive is accepted)",
-			       shown);
-	return cbb_err(err, "option '%s' is not allowed (only -r, "
-		       "--recursive, --every-attempt and --when= are "
-		       "accepted)", shown);
-}
-
-static bool allowed(const cbb_prefixes_t *p, const char *path)
-{
-	size_t i;
-
-	if (p->n == 0)
-		return true;
-	for (i = 0; i < p->n; i++)
-		if (cbb_path_within(path, p->v[i]))
-			return true;
-	return false;
-}
-
-static int not_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
-		       const char *path, cbb_err_t *err)
-{
-	static const char *const key[2][2] = {
-		{ "StageInSources", "StageInDestinations" },
-		{ "StageOutSources", "StageOutDestinations" },
-	};
-	const cbb_prefixes_t *p = &cfg->allow[st][dst];
-	char shown[120], list[200];
-	size_t i, o = 0;
-
-	list[0] = '\0';
-	for (i = 0; i < p->n && o + 4 < sizeof(list); i++) {
-		int w = snprintf(list + o, sizeof(list) - o, "%s%s",
-				 i ? "," : "", p->v[i]);
-
-		if (w < 0 || (size_t)w >= sizeof(list) - o)
-			break;
-		o += (size_t)w;
-	}
-	return cbb_err(err, "%s %s is outside the allowed directories "
-		       "(%s=%s)", dst ? "destination" : "source",
-		       cbb_show(shown, sizeof(shown), path, strlen(path)),
-		       key[st][dst], list);
-}
-
-/* Whether path is in the site's allow-list for it (the common case,
- * without the error's formatting). */
-static int check_allowed(const cbb_config_t *cfg, cbb_stage_t st, int dst,
-			 const char *path, cbb_err_t *err)
-{
-	const cbb_prefixes_t *p = &cfg->allow[st][dst];
-
-	if (p->n == 0 || allowed(p, path)) /* an empty list allows all */
-		return 0;
-	return not_allowed(cfg, st, dst, path, err);
-}
 
 /*
  * Word w (wl bytes) as a clean absolute path, straight into the plan's
@@ -221,7 +106,7 @@ static int parse_words(parse_ctx_t *c, const cbb_words_t *w,
 	/* --when= may also stand before the command, as users write it */
 	for (; i < w->n && w->v[i][0] == '-' && !strncmp(w->v[i], "--when", 6) &&
 	       (w->v[i][6] == '\0' || w->v[i][6] == '='); i++)
-		if (check_option(w->v[i], d, err) < 0)
+		if (cbb_directive_option(w->v[i], d, err) < 0)
 			return -1;
 	if (i == w->n)
 		return cbb_err(err, "missing command: expected cp or mv");
@@ -240,7 +125,7 @@ static int parse_words(parse_ctx_t *c, const cbb_words_t *w,
 			i++;
 			break;
 		}
-		if (check_option(w->v[i], d, err) < 0)
+		if (cbb_directive_option(w->v[i], d, err) < 0)
 			return -1;
 	}
 	first = i;
@@ -284,7 +169,7 @@ static int parse_words(parse_ctx_t *c, const cbb_words_t *w,
 			return cbb_err(err, "destination %s is inside the "
 				       "source %s, which is copied "
 				       "recursively", d->destination, s);
-		if (check_allowed(cfg, d->stage, 0, s, err) < 0)
+		if (cbb_directive_path_allowed(cfg, d->stage, 0, s, err) < 0)
 			return -1;
 	}
 	if (total > cfg->max_source_bytes)
@@ -292,7 +177,8 @@ static int parse_words(parse_ctx_t *c, const cbb_words_t *w,
 			       "accepts at most %u (MaxSourceBytes): copy "
 			       "their directory with -r instead", total,
 			       cfg->max_source_bytes);
-	return check_allowed(cfg, d->stage, 1, d->destination, err);
+	return cbb_directive_path_allowed(cfg, d->stage, 1, d->destination,
+					  err);
 }
 
 /* "#CONDUIT_PRE rest" -> stage and the offset of the body. */

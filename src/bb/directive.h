@@ -93,6 +93,13 @@ int cbb_parse_script(const char *text, size_t len,
 void cbb_plan_free(cbb_plan_t *plan);
 
 /*
+ * How many directives of `stage` the plan has: every one with
+ * `with_skipped`, else only those --when= did not skip (d->skip).
+ */
+size_t cbb_plan_count(const cbb_plan_t *plan, cbb_stage_t stage,
+		      bool with_skipped);
+
+/*
  * Whether a directive is staged once for a whole job array instead of
  * once per task (docs/directives.md, "Job arrays"): a stage-in, not
  * --every-attempt, that expanded none of the symbols that differ between

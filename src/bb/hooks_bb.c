@@ -3,9 +3,9 @@
  *
  * job_process and pools run inside slurmctld, in its threads, under its
  * locks, and cannot be killed: they do a bounded amount of local work,
- * never wait, never print and never exit.  job_process's one write is its
- * AuditLog hook record, when AuditLog is set: a non-blocking open (a FIFO
- * is refused, never waited on) and one append.
+ * never wait, never print and never exit.  job_process writes nothing,
+ * not even an AuditLog hook record (an AuditLog on a slow filesystem
+ * would stall the scheduler).
  */
 #include "hooks_bb.h"
 
@@ -14,15 +14,6 @@
 #include "bbcall.h"
 #include "stage.h"
 #include "statefile.h"
-
-static size_t count_stage(const cbb_plan_t *p, cbb_stage_t st)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < p->n; i++)
-		n += p->v[i].stage == st;
-	return n;
-}
 
 /*
  * SubmitValidation=remote: Conduit validates every stage-in directive,
@@ -40,10 +31,8 @@ static int validate_remotely(cbb_bbcall_t *c, cbb_err_t *err)
 		cbb_call_queue_log(c, CBB_LOG_INFO, e.msg);
 		return 0;
 	}
-	cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
-			 c->job.user_id);
-	j.log = cbb_call_queue_log;
-	j.log_ud = c;
+	cbb_bbcall_job_ctx(c, &j, &c->grpc, c->job.job_id, c->job.user_id);
+	j.sd = NULL; /* inside slurmctld: StateDir is never touched */
 	return cbb_stage_validate(&j, &c->plan, err);
 }
 
@@ -80,7 +69,7 @@ static int l_job_process(lua_State *L)
 		cbb_err(&err, "conduit_bb: out of memory");
 		goto fail;
 	}
-	if (cbb_call_cluster(L, &c->base, 4, &err) < 0 ||
+	if (cbb_bbcall_cluster(L, c, 4, &err) < 0 ||
 	    cbb_bbcall_read_script(c, path, &err) < 0) {
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 		goto fail;
@@ -95,7 +84,7 @@ static int l_job_process(lua_State *L)
 		goto fail;
 	}
 	if (c->base.cfg.submit_validation == CBB_VALIDATE_REMOTE &&
-	    count_stage(&c->plan, CBB_STAGE_IN) &&
+	    cbb_plan_count(&c->plan, CBB_STAGE_IN, true) &&
 	    validate_remotely(c, &err) < 0) {
 		cbb_call_flush_logs(L, &c->base);
 		cbb_log(L, CBB_LOG_VERBOSE, "job %u rejected: %s",
@@ -106,8 +95,8 @@ static int l_job_process(lua_State *L)
 	cbb_call_flush_logs(L, &c->base);
 	cbb_log(L, CBB_LOG_VERBOSE, "job %u: %zu stage-in and %zu stage-out "
 		"directives accepted", c->job.job_id,
-		count_stage(&c->plan, CBB_STAGE_IN),
-		count_stage(&c->plan, CBB_STAGE_OUT));
+		cbb_plan_count(&c->plan, CBB_STAGE_IN, true),
+		cbb_plan_count(&c->plan, CBB_STAGE_OUT, true));
 	n = cbb_push_result(L, 0, c->script, c->script_len);
 	cbb_call_done(&c->base);
 	return n;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bbcall.h"
+#include "directive_json.h"
 #include "key.h"
 #include "statefile.h"
 #include "status.h"
@@ -42,6 +43,11 @@ static void own_skips(cbb_recs_t *skips, const char *uid)
 	skips->n = n;
 }
 
+/*
+ * slurm_bb_get_status(uid, gid, "conduit", JOBID [, "json"])
+ * (scontrol takes --json as its own option, so users write "json";
+ * "--json" is accepted too, for callers that reach the hook directly.)
+ */
 static int l_get_status(lua_State *L)
 {
 	int top = lua_gettop(L), i;
@@ -55,6 +61,7 @@ static int l_get_status(lua_State *L)
 	char rx[2 * CBB_KEY_MAX + 128], user[24];
 	cbb_array_ident_t who;
 	uint32_t array;
+	bool quiet = false;
 	int rc;
 
 	for (i = 4; i <= top; i++) {
@@ -73,16 +80,13 @@ static int l_get_status(lua_State *L)
 	c = cbb_bbcall_new(L);
 	cbb_err_clear(&err);
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
+	    cbb_bbcall_cluster(L, c, 0, &err) < 0)
+		goto fail;
 	/* the caller's own transfers; root sees everyone's */
 	snprintf(user, sizeof(user), "%ld", caller);
 	/* StateDir is only read here (never created, rewritten or waited
 	 * on): slurmctld holds its burst-buffer lock meanwhile */
-	array = cbb_joined_array_peek(&c->base.cfg, c->base.cluster,
-				      (uint32_t)job_id, &who);
+	array = cbb_joined_array_peek(&c->sd, (uint32_t)job_id, &who);
 	if (array)
 		cbb_key_array_regex(rx, sizeof(rx), c->base.cluster,
 				    (uint32_t)job_id, array);
@@ -95,13 +99,10 @@ static int l_get_status(lua_State *L)
 				  c->base.cfg.request_timeout_ms :
 				  CBB_STATUS_TIMEOUT_MS, &err) < 0 ||
 	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
-			      &c->transfers, &transport, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
+			      &c->transfers, &transport, &err) < 0)
+		goto fail;
 	/* a StateDir problem only costs the skipped rows */
-	if (cbb_skips_peek(&c->base.cfg, c->base.cluster, (uint32_t)job_id,
-			   &skips, &err) < 0) {
+	if (cbb_skips_peek(&c->sd, (uint32_t)job_id, &skips, &err) < 0) {
 		skips.v = NULL;
 		skips.n = 0;
 		cbb_err_clear(&err);
@@ -110,26 +111,31 @@ static int l_get_status(lua_State *L)
 		own_skips(&skips, user);
 	rc = cbb_status_render(&c->transfers, &skips,
 			       /* tasks of the array the job joined only */
-			       cbb_shared_tasks_peek(&c->base.cfg, c->base.cluster,
-						     array, array ? &who : NULL),
+			       cbb_shared_tasks_peek(&c->sd, array,
+						     array ? &who : NULL),
 			       (uint32_t)job_id, json, &c->base.out);
 	cbb_recs_free(&skips);
 	if (rc < 0) {
 		cbb_err(&err, "conduit_bb: out of memory");
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		quiet = true;
+		goto fail;
 	}
 	cbb_call_flush_logs(L, &c->base);
 	lua_pushinteger(L, 0);
 	lua_pushlstring(L, c->base.out.data ? c->base.out.data : "", c->base.out.len);
 	cbb_call_done(&c->base);
 	return 2;
+fail:
+	if (!quiet)
+		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
+	return cbb_bbcall_finish(L, c, -1, err.msg);
 }
 
 /* The directives of one stage as compact JSON for the job's environment. */
 static char *stage_json(const cbb_plan_t *p, cbb_stage_t st, size_t *count)
 {
 	json_t *arr = json_array();
-	size_t i, k;
+	size_t i;
 	char *s;
 
 	*count = 0;
@@ -137,20 +143,10 @@ static char *stage_json(const cbb_plan_t *p, cbb_stage_t st, size_t *count)
 		return NULL;
 	for (i = 0; i < p->n; i++) {
 		const cbb_directive_t *d = &p->v[i];
-		json_t *o, *src;
 
 		if (d->stage != st)
 			continue;
-		o = json_object();
-		src = json_array();
-		for (k = 0; k < d->nsources; k++)
-			json_array_append_new(src, json_string(d->sources[k]));
-		json_object_set_new(o, "line", json_integer(d->line));
-		json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
-		json_object_set_new(o, "recursive", json_boolean(d->recursive));
-		json_object_set_new(o, "sources", src);
-		json_object_set_new(o, "destination", json_string(d->destination));
-		json_array_append_new(arr, o);
+		json_array_append_new(arr, cbb_directive_json(d, 0));
 		(*count)++;
 	}
 	s = json_dumps(arr, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -198,14 +194,17 @@ static int l_paths(lua_State *L)
 	cbb_bbcall_t *c = cbb_bbcall_new(L);
 	cbb_parse_opts_t o = { 0 };
 	cbb_err_t err;
-	char key[CBB_KEY_MAX], safe[CBB_CLUSTER_MAX], *in = NULL, *out = NULL;
+	char key[CBB_KEY_MAX], *in = NULL, *out = NULL;
 	size_t nin, nout;
+	bool quiet = false;
 	int fd, rc = -1;
 
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0 || !path_file) {
+		/* Slurm's own mistake: answered, not logged */
 		cbb_err(&err, "conduit_bb: paths needs job id, path file and uid");
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		quiet = true;
+		goto out;
 	}
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0)
 		goto out;
@@ -214,7 +213,7 @@ static int l_paths(lua_State *L)
 		goto out;
 	}
 	c->job.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, &c->base, 6, &err) < 0 ||
+	if (cbb_bbcall_cluster(L, c, 6, &err) < 0 ||
 	    cbb_bbcall_read_script(c, cbb_lua_str(L, 2), &err) < 0)
 		goto out;
 	o.cfg = &c->base.cfg;
@@ -224,9 +223,9 @@ static int l_paths(lua_State *L)
 		goto out;
 	in = stage_json(&c->plan, CBB_STAGE_IN, &nin);
 	out = stage_json(&c->plan, CBB_STAGE_OUT, &nout);
-	cbb_cluster_safe(safe, c->base.cluster);
-	snprintf(key, sizeof(key), "SLURMJOB:%ld,CLUSTER:%s,RESTART:%u,",
-		 job_id, safe, c->restart);
+	/* the attempt about to run: Slurm's restart count */
+	cbb_key_prefix(key, sizeof(key), c->base.cluster, (uint32_t)job_id,
+		       c->restart);
 	if (!in || !out ||
 	    cbb_buf_printf(&c->base.out, "CONDUIT_BB_KEY=%s\n"
 			   "CONDUIT_BB_STAGE_IN_COUNT=%zu\n"
@@ -252,7 +251,7 @@ static int l_paths(lua_State *L)
 out:
 	free(in);
 	free(out);
-	if (rc < 0)
+	if (rc < 0 && !quiet)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);
 }

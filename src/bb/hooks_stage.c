@@ -1,7 +1,11 @@
 /*
- * hooks_stage.c - the burst-buffer hooks Slurm runs in a separate,
- * short-lived process (setup ... get_status), and `paths`, which runs
- * inside slurmctld and so does no network I/O.
+ * hooks_stage.c - the burst-buffer hooks that stage, each run by Slurm
+ * in a short-lived slurmscriptd child: setup, data_in, test_data_in,
+ * real_size, pre_run, post_run, data_out, test_data_out, job_teardown.
+ * They marshal Slurm's arguments into a job context and the stage code's
+ * answer back (stage.h); the decisions are the stage code's.
+ * get_status and paths are in hooks_report.c, job_process and pools in
+ * hooks_bb.c.
  *
  * The stage hooks read a script whose % symbols Slurm has already
  * replaced, so they parse without expanding; job_process and paths see
@@ -62,11 +66,15 @@ static void user_lines(cbb_bbcall_t *c, const char *path,
 	free(text);
 }
 
-/* Job facts that only job_info gives (after cbb_bbcall_job). */
-static void job_facts(const cbb_bbcall_t *c, cbb_job_ctx_t *j)
+/* What only job_info tells the job context (after cbb_bbcall_job). */
+static void job_ctx_from_info(const cbb_bbcall_t *c, cbb_job_ctx_t *j)
 {
 	j->restart = c->restart;
 	j->submit = c->submit_time;
+	j->have_state = c->have_state;
+	j->job_state = c->job_state;
+	j->have_exit = c->have_exit;
+	j->exit_code = c->exit_code;
 	/* base state PENDING (0) with a restart count: requeued */
 	j->requeued = (c->job_state & 0xff) == 0 && c->restart > 0;
 	if (c->job.array_task_id != CBB_NO_VAL && c->job.array_job_id)
@@ -94,7 +102,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	if (cbb_bbcall_job(L, c, 5, (unsigned long)uid) < 0)
 		return cbb_err(err, "conduit_bb: out of memory");
 	c->job.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, &c->base, 5, err) < 0 ||
+	if (cbb_bbcall_cluster(L, c, 5, err) < 0 ||
 	    cbb_bbcall_read_script(c, cbb_lua_str(L, 2), err) < 0)
 		return -1;
 	o.cfg = &c->base.cfg;
@@ -105,72 +113,10 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	user_lines(c, cbb_lua_str(L, 2), &o);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
-	cbb_job_ctx_init(j, &c->base.cfg, &c->grpc, c->base.cluster, c->job.job_id,
-			 (uint32_t)uid);
-	job_facts(c, j);
-	j->log = cbb_call_queue_log;
-	j->log_ud = c;
+	cbb_bbcall_job_ctx(c, j, &c->grpc, c->job.job_id, (uint32_t)uid);
+	job_ctx_from_info(c, j);
 	c->counts = j; /* lives until the hook's cbb_bbcall_finish */
 	return 0;
-}
-
-/*
- * #CONDUIT_POST --when=: mark the directives this job's outcome skips
- * (stage.c leaves them alone) and record each once per attempt for
- * bbstat, logging it the first time.  Stage-out only; a record that
- * cannot be written only costs the bbstat row.
- */
-static void apply_when(cbb_bbcall_t *c, const cbb_job_ctx_t *j)
-{
-	cbb_outcome_t o;
-	cbb_recs_t had;
-	cbb_err_t err;
-	uint32_t a = cbb_attempt(j, CBB_STAGE_OUT);
-	size_t i, k;
-
-	cbb_outcome(c->have_state, c->job_state, c->have_exit, c->exit_code,
-		    &o);
-	for (i = 0; i < c->plan.n; i++) {
-		cbb_directive_t *d = &c->plan.v[i];
-
-		d->skip = d->stage == CBB_STAGE_OUT && !cbb_when_runs(d->when, &o);
-	}
-	cbb_err_clear(&err);
-	if (cbb_skips_load(&c->base.cfg, c->base.cluster, j->job_id,
-			   j->restart, j->submit, &had, &err) < 0)
-		return;
-	for (i = 0; i < c->plan.n; i++) {
-		const cbb_directive_t *d = &c->plan.v[i];
-		cbb_rec_t r;
-		char text[48], msg[160];
-
-		if (!d->skip)
-			continue;
-		for (k = 0; k < had.n; k++)
-			if (had.v[k].attempt == a && had.v[k].index == d->index)
-				break;
-		if (k < had.n)
-			continue;
-		memset(&r, 0, sizeof(r));
-		r.restart = j->restart;
-		r.submit = j->submit;
-		r.type = CBB_KEY_POST;
-		r.attempt = a;
-		r.index = d->index;
-		r.made = (int64_t)time(NULL);
-		r.kind = CBB_REC_SKIPPED;
-		snprintf(r.id, sizeof(r.id), "%s:%s:%u:%s",
-			 cbb_when_name(d->when), o.why, d->line, j->user);
-		if (cbb_skips_add(&c->base.cfg, c->base.cluster, j->job_id, &r,
-				  &err) < 0)
-			break;
-		cbb_outcome_text(o.why, text, sizeof(text));
-		snprintf(msg, sizeof(msg), "job %u: line %u: stage-out skipped "
-			 "(when=%s, %s)", j->job_id, d->line,
-			 cbb_when_name(d->when), text);
-		cbb_call_queue_log(c, CBB_LOG_INFO, msg);
-	}
-	cbb_recs_free(&had);
 }
 
 static int data_hook(lua_State *L, cbb_stage_t stage)
@@ -185,65 +131,12 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
 	cbb_err_clear(&err);
 	rc = stage_prepare(L, c, &j, &err);
 	if (rc == 0 && stage == CBB_STAGE_OUT)
-		apply_when(c, &j);
+		cbb_stage_apply_when(&j, &c->plan);
 	if (rc == 0)
 		rc = cbb_stage_start(&j, &c->plan, stage, &err);
 	if (rc < 0)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);
-}
-
-/*
- * A job cancelled while its transfers run does not always get a
- * teardown: when the cancel and the teardown reach slurmscriptd in the
- * wrong order, the kill meant for the stage-in scripts kills the
- * teardown, and Slurm keeps polling test_data_in.  So a poll looks at
- * whether the job is over, and if it is it aborts the transfers.  The
- * job's state comes from job_info (slurmctld's snapshot at the hook's
- * launch, at no cost); only when job_info has none, or one not known
- * here, is Slurm asked (squeue) when the buffer has been torn down, and
- * otherwise at most every CBB_ASK_EVERY_S seconds while transfers still
- * run.  Returns 1 (err set) when the job is over, else 0.  Stage-in
- * only: stage-out always runs after the job is over.
- */
-#define CBB_ASK_EVERY_S 10
-
-static int job_ended(cbb_bbcall_t *c, cbb_job_ctx_t *j, bool now,
-		     cbb_err_t *err)
-{
-	cbb_job_facts_t f;
-	cbb_err_t abort_err;
-	char sq[4200];
-	const char *word = "";
-	time_t asked_at = time(NULL);
-	int over = c->have_state ? cbb_state_over(c->job_state, &word) : -1;
-
-	if (over == 0)
-		return 0;
-	memset(&f, 0, sizeof(f));
-	if (over == 1) {
-		f.cls = CBB_JOB_OVER;
-		snprintf(f.state, sizeof(f.state), "%s", word);
-	} else {
-		if (!now && !cbb_ask_due(&c->base.cfg, c->base.cluster,
-					 j->job_id, CBB_ASK_EVERY_S))
-			return 0;
-		cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
-			      j->job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
-	}
-	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
-		return 0;
-	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
-	cbb_err_clear(&abort_err);
-	if (j->array_job_id)
-		j->abort_shared = !cbb_array_others_wait(c, j);
-	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
-		cbb_call_queue_log(c, CBB_LOG_ERROR, abort_err.msg);
-	/* the teardown that would have forgotten the job may never come */
-	cbb_state_forget(&c->base.cfg, c->base.cluster, j->job_id);
-	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",
-		j->job_id, f.state[0] ? f.state : "gone");
-	return 1;
 }
 
 /* Slurm has torn the job's buffer down (burst_buffer_state). */
@@ -254,22 +147,27 @@ static bool torn_down(const cbb_bbcall_t *c)
 			       !strcmp(c->bb_state, "complete"));
 }
 
+/*
+ * test_data_in / test_data_out: SUCCESS when the stage is done, SUCCESS
+ * and "BUSY" (slurm.SLURM_BB_BUSY) while it runs, ERROR and why.  A job
+ * found over fails its stage-in at info level (it is no fault).
+ */
 static int test_hook(lua_State *L, cbb_stage_t stage)
 {
 	cbb_bbcall_t *c = stage == CBB_STAGE_IN ?
 		cbb_bbcall_timed(L, "slurm_bb_test_data_in", "in") :
 		cbb_bbcall_timed(L, "slurm_bb_test_data_out", "out");
+	const char *busy = NULL;
 	cbb_job_ctx_t j;
 	cbb_err_t err;
-	int rc;
+	int rc, level = CBB_LOG_ERROR;
 
 	cbb_err_clear(&err);
-	if (stage_prepare(L, c, &j, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
+	rc = stage_prepare(L, c, &j, &err);
+	if (rc < 0)
+		goto out;
 	if (stage == CBB_STAGE_OUT)
-		apply_when(c, &j);
+		cbb_stage_apply_when(&j, &c->plan);
 	if (torn_down(c)) {
 		/*
 		 * Slurm keeps polling after a teardown (scancel, or
@@ -277,31 +175,35 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 		 * to wait for.  A stage-out ends quietly: --hurry asked to
 		 * skip it.
 		 */
-		if (stage == CBB_STAGE_OUT) {
+		if (stage == CBB_STAGE_OUT)
 			cbb_call_queue_log(c, CBB_LOG_VERBOSE, "stage-out "
 					   "abandoned: the buffer was torn "
 					   "down (scancel --hurry)");
-			return cbb_bbcall_finish(L, c, 0, NULL);
-		}
-		if (job_ended(c, &j, true, &err)) {
-			cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
-			return cbb_bbcall_finish(L, c, -1, err.msg);
-		}
-		return cbb_bbcall_finish(L, c, 0, "BUSY");
+		else if (cbb_stage_job_ended(&j, true, &err))
+			rc = -1;
+		else
+			busy = "BUSY";
+		level = CBB_LOG_INFO;
+		goto out;
 	}
-	rc = cbb_stage_poll(&j, &c->plan, stage, &err);
-	if (rc == CBB_POLL_BUSY &&
-	    (stage != CBB_STAGE_IN || !job_ended(c, &j, false, &err)))
-		return cbb_bbcall_finish(L, c, 0, "BUSY"); /* slurm.SLURM_BB_BUSY */
-	if (rc == CBB_POLL_BUSY) {
-		cbb_call_queue_log(c, CBB_LOG_INFO, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+	switch (cbb_stage_poll(&j, &c->plan, stage, &err)) {
+	case CBB_POLL_BUSY:
+		if (stage == CBB_STAGE_IN && cbb_stage_job_ended(&j, false, &err))
+			rc = -1;
+		else
+			busy = "BUSY";
+		level = CBB_LOG_INFO;
+		break;
+	case CBB_POLL_FAILED:
+		rc = -1;
+		break;
+	default:
+		break;
 	}
-	if (rc == CBB_POLL_FAILED) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
-	}
-	return cbb_bbcall_finish(L, c, 0, NULL);
+out:
+	if (rc < 0)
+		cbb_call_queue_log(c, level, err.msg);
+	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : busy);
 }
 
 /* slurm_bb_data_in(job_id, job_script, uid, gid, job_info) */
@@ -339,7 +241,7 @@ static int l_nothing_to_do(lua_State *L)
  * joining its array's) in an attempt whose stage-in was not seen to end
  * (a poll that finds a stage over writes its ACCOUNTED record).
  */
-static bool unfinished_stage_in(const cbb_bbcall_t *c, uint32_t job_id)
+static bool unfinished_stage_in(cbb_bbcall_t *c, uint32_t job_id)
 {
 	cbb_recs_t r;
 	cbb_err_t err;
@@ -348,7 +250,7 @@ static bool unfinished_stage_in(const cbb_bbcall_t *c, uint32_t job_id)
 	uint32_t last = 0;
 
 	cbb_err_clear(&err);
-	if (cbb_recs_load(&c->base.cfg, c->base.cluster, job_id, UINT32_MAX, 0,
+	if (cbb_recs_load(&c->sd, job_id, UINT32_MAX, 0,
 			  &r, &err) < 0)
 		return false;
 	for (i = 0; i < r.n; i++) {
@@ -403,7 +305,7 @@ static void stop_orphaned_stage_in(cbb_bbcall_t *c, cbb_job_ctx_t *j)
 		      CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
 		goto alone;
-	cbb_over_mark(&c->base.cfg, c->base.cluster, j->job_id, asked_at);
+	cbb_over_mark(&c->sd, j->job_id, asked_at);
 	snprintf(msg, sizeof(msg), "job %u: teardown: the job is %s with %ld "
 		 "stage-in transfer(s) still running: aborting them", j->job_id,
 		 f.state[0] ? f.state : "gone", n);
@@ -449,68 +351,62 @@ static int l_job_teardown(lua_State *L)
 	cbb_err_t err;
 	char msg[256], sq[4200];
 	time_t asked_at;
+	bool quiet = false;
 	int rc = 0;
 
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0) {
-		cbb_err(&err, "conduit_bb: bad job id or uid argument");
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		/* Slurm's own mistake: answered, not logged */
+		rc = cbb_err(&err, "conduit_bb: bad job id or uid argument");
+		quiet = true;
+		goto out;
 	}
 	c->job.job_id = (uint32_t)job_id; /* for its hook record */
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
-	    cbb_call_cluster(L, &c->base, 0, &err) < 0) {
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+	    cbb_bbcall_cluster(L, c, 0, &err) < 0) {
+		rc = -1;
+		goto out;
 	}
 	if (!hurried) {
-		cbb_job_ctx_init(&j, &c->base.cfg, NULL, c->base.cluster,
-				 (uint32_t)job_id, (uint32_t)uid);
-		j.log = cbb_call_queue_log;
-		j.log_ud = c;
+		cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id,
+				   (uint32_t)uid);
 		/* the last task of an array to go takes its shared records */
-		cbb_array_teardown(c, &j);
+		cbb_array_teardown(&j);
 		stop_orphaned_stage_in(c, &j);
-		cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
-		return cbb_bbcall_finish(L, c, 0, NULL);
+		cbb_state_forget(&c->sd, (uint32_t)job_id);
+		goto out;
 	}
 	asked_at = time(NULL);
 	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
 		      (uint32_t)job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
 	if (f.cls == CBB_JOB_UNKNOWN) {
-		cbb_err(&err, "job %ld: teardown: cannot learn the job's state "
-			"from squeue; nothing aborted (Slurm retries)", job_id);
-		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-		return cbb_bbcall_finish(L, c, -1, err.msg);
+		rc = cbb_err(&err, "job %ld: teardown: cannot learn the job's "
+			     "state from squeue; nothing aborted (Slurm "
+			     "retries)", job_id);
+		goto out;
 	}
 	snprintf(msg, sizeof(msg), "job %ld: teardown (hurry, job state %s): %s",
 		 job_id, f.state[0] ? f.state : "gone", f.cls == CBB_JOB_ALIVE ?
 		 "leaving transfers alone" : "aborting active transfers");
 	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
 	if (f.cls == CBB_JOB_ALIVE)
-		return cbb_bbcall_finish(L, c, 0, NULL);
+		goto out;
 	/* before anything is aborted: a stage hook still to come starts nothing */
-	cbb_over_mark(&c->base.cfg, c->base.cluster, (uint32_t)job_id, asked_at);
+	cbb_over_mark(&c->sd, (uint32_t)job_id, asked_at);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
-		cbb_job_ctx_init(&j, &c->base.cfg, &c->grpc, c->base.cluster,
-				 (uint32_t)job_id, (uint32_t)uid);
-		j.log = cbb_call_queue_log;
-		j.log_ud = c;
-		cbb_array_teardown(c, &j);
+		cbb_bbcall_job_ctx(c, &j, &c->grpc, (uint32_t)job_id,
+				   (uint32_t)uid);
+		cbb_array_teardown(&j);
 		rc = cbb_stage_teardown(&j, true, false, &err);
 	} else {
 		rc = -1;
 	}
-	cbb_state_forget(&c->base.cfg, c->base.cluster, (uint32_t)job_id);
-	if (rc < 0)
+	cbb_state_forget(&c->sd, (uint32_t)job_id);
+out:
+	if (rc < 0 && !quiet)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
 	return cbb_bbcall_finish(L, c, rc, rc < 0 ? err.msg : NULL);
 }
-
-/*
- * slurm_bb_get_status(uid, gid, "conduit", JOBID [, "json"])
- * (scontrol takes --json as its own option, so users write "json";
- * "--json" is accepted too, for callers that reach the hook directly.)
- */
 
 void cbb_register_stage_hooks(lua_State *L)
 {

@@ -15,7 +15,7 @@ void cbb_key_format(char *buf, size_t size, const cbb_key_t *k)
 {
 	snprintf(buf, size,
 		 "SLURMJOB:%u,CLUSTER:%s,RESTART:%u,SLURMINDEX:%u,"
-		 "SLURMTYPE:%s,LINE:%u", k->job_id, k->cluster, k->restart,
+		 "SLURMTYPE:%s,LINE:%u", k->job_id, k->cluster, k->attempt,
 		 k->index, type_names[k->type], k->line);
 }
 
@@ -56,7 +56,7 @@ bool cbb_key_parse(const char *comment, cbb_key_t *k)
 	memcpy(k->cluster, p, n);
 	k->cluster[n] = '\0';
 	p = comma + 1;
-	if (!field_u32(&p, "RESTART", &k->restart, ',') ||
+	if (!field_u32(&p, "RESTART", &k->attempt, ',') ||
 	    !field_u32(&p, "SLURMINDEX", &k->index, ','))
 		return false;
 	if (strncmp(p, "SLURMTYPE:", 10))
@@ -102,16 +102,26 @@ void cbb_key_array_regex(char *buf, size_t size, const char *cluster,
 }
 
 void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
-		       uint32_t job_id, long restart)
+		       uint32_t job_id, long attempt)
 {
 	char esc[CBB_CLUSTER_MAX * 2];
 
 	cluster_regex(esc, cluster);
-	if (restart < 0)
+	if (attempt < 0)
 		snprintf(buf, size, "^SLURMJOB:%u,CLUSTER:%s,", job_id, esc);
 	else
 		snprintf(buf, size, "^SLURMJOB:%u,CLUSTER:%s,RESTART:%ld,",
-			 job_id, esc, restart);
+			 job_id, esc, attempt);
+}
+
+void cbb_key_prefix(char *buf, size_t size, const char *cluster,
+		    uint32_t job_id, uint32_t attempt)
+{
+	char safe[CBB_CLUSTER_MAX];
+
+	cbb_cluster_safe(safe, cluster);
+	snprintf(buf, size, "SLURMJOB:%u,CLUSTER:%s,RESTART:%u,", job_id, safe,
+		 attempt);
 }
 
 size_t cbb_key_jobs_regex(char *buf, size_t size, const char *cluster,

@@ -9,9 +9,11 @@
  * SLURMTYPE:CONDUIT_PRE_ARRAY (docs/directives.md, "Job arrays").
  *
  * It starts with "SLURMJOB:<job>," so `conduit status 'SLURMJOB:10,'`
- * finds a job's transfers as documented; the cluster name and Slurm's
- * restart count make it unambiguous across clusters and requeues.  This
- * is the only place that builds or reads it.
+ * finds a job's transfers as documented; the cluster name and the run
+ * attempt (the field is named RESTART on the wire: Slurm's restart count
+ * when the attempt ran; job.h says which attempt a stage serves) make it
+ * unambiguous across clusters and requeues.  This is the only place
+ * that builds or reads it.
  */
 #ifndef CBB_KEY_H
 #define CBB_KEY_H
@@ -34,7 +36,7 @@ typedef enum {
 typedef struct {
 	uint32_t job_id;
 	char cluster[CBB_CLUSTER_MAX];
-	uint32_t restart;
+	uint32_t attempt;  /* RESTART: the run attempt the transfer serves */
 	uint32_t index;
 	cbb_key_type_t type;
 	uint32_t line;
@@ -46,11 +48,19 @@ void cbb_key_format(char *buf, size_t size, const cbb_key_t *k);
 bool cbb_key_parse(const char *comment, cbb_key_t *k);
 
 /*
- * Anchored regex for a job's transfers: every restart when
- * restart < 0, else one restart.
+ * Anchored regex for a job's transfers: every attempt when
+ * attempt < 0, else one attempt.
  */
 void cbb_key_job_regex(char *buf, size_t size, const char *cluster,
-		       uint32_t job_id, long restart);
+		       uint32_t job_id, long attempt);
+
+/*
+ * The head every key of one attempt of a job starts with,
+ * "SLURMJOB:<job>,CLUSTER:<cluster>,RESTART:<attempt>," (the job's
+ * CONDUIT_BB_KEY, for a user's own `conduit status`).
+ */
+void cbb_key_prefix(char *buf, size_t size, const char *cluster,
+		    uint32_t job_id, uint32_t attempt);
 
 /*
  * A task's transfers and its array's shared stage-ins in one regex
@@ -60,7 +70,7 @@ void cbb_key_array_regex(char *buf, size_t size, const char *cluster,
 			 uint32_t job_id, uint32_t array_job_id);
 
 /*
- * Anchored regex for every transfer, of every restart, of any of n jobs
+ * Anchored regex for every transfer, of every attempt, of any of n jobs
  * of one cluster: ^SLURMJOB:(1|2|3),CLUSTER:<cluster>, (an array's shared
  * stage-ins are under the array's own id: list it among the ids).  One
  * Query then answers for all of them (`conduit-bb status`).  Returns the

@@ -9,10 +9,11 @@
  * declared lost and started again.  A directive is started only when
  * neither Conduit nor the record shows it running or done.
  *
- * Identity: the key's RESTART field is the run attempt a transfer serves.
- * Stage-in runs before attempt `restart_cnt`; stage-out runs after it,
- * except that Slurm requeues first and stages out after, so a stage-out
- * seen while the job is pending again belongs to attempt restart_cnt-1.
+ * The engine, one idea a file: stage.c (starting), stage_poll.c (a
+ * poll, --when=, a job over meanwhile), stage_verdict.c (what each
+ * directive needs), stage_records.c (start records), stage_teardown.c,
+ * stage_validate.c (submit time); stage_int.h is what they share.
+ * Which attempt a stage serves is job.h's.
  */
 #ifndef CBB_STAGE_H
 #define CBB_STAGE_H
@@ -22,42 +23,10 @@
 
 #include "conduit.h"
 #include "directive.h"
-#include "key.h"
-
-typedef struct {
-	const cbb_config_t *cfg;
-	cbb_grpc_t *g;
-	char cluster[CBB_CLUSTER_MAX];
-	uint32_t job_id;
-	uint32_t restart;  /* Slurm's restart count (job_info.restart_cnt) */
-	int64_t submit;    /* this attempt's submit time; 0: unknown */
-	bool requeued;     /* pending again: a stage-out is the attempt before */
-	uint32_t array_job_id; /* an array task's array (0: not a task) */
-	uint32_t array_task_id; /* the task's index (CBB_NO_VAL: none) */
-	const char *admin_comment; /* job_info.admin_comment (may be NULL) */
-	bool account;      /* summarise the job when its staging ends */
-	bool abort_shared; /* teardown: no other task waits on the array's
-			      shared stage-ins, abort them too */
-	char user[16];     /* the job's uid, as Conduit's `user` */
-	/* what this hook call started, for its AuditLog hook record: the
-	 * transfers (or starts not confirmed), and of them those of a
-	 * directive that had a transfer before (lost by the server, or
-	 * failed and started again); and the failed transfers a poll
-	 * found when it failed the stage */
-	unsigned started, retried, failed;
-	/* where log lines go (never stdout/stderr) */
-	void (*log)(void *ud, int level, const char *msg);
-	void *log_ud;
-} cbb_job_ctx_t;
+#include "job.h"
+#include "pick.h"
 
 enum { CBB_POLL_DONE = 0, CBB_POLL_BUSY = 1, CBB_POLL_FAILED = -1 };
-
-void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
-		      cbb_grpc_t *g, const char *cluster, uint32_t job_id,
-		      uint32_t uid);
-
-/* The run attempt a stage of the job serves now (see above). */
-uint32_t cbb_attempt(const cbb_job_ctx_t *j, cbb_stage_t stage);
 
 /*
  * data_in / data_out: one Query, then start every directive of `stage`
@@ -81,12 +50,20 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		   cbb_stage_t stage, cbb_err_t *err);
 
 /*
- * The transfer that stands for directive d in the current attempt of
- * `stage` (an array's shared stage-in included), or NULL.
+ * #CONDUIT_POST --when=: mark the stage-out directives this job's
+ * outcome skips (d->skip: the stage code leaves them alone) and record
+ * each once per attempt for bbstat, logging it the first time.  A record
+ * that cannot be written only costs the bbstat row.
  */
-const cbb_transfer_t *cbb_stage_pick(const cbb_job_ctx_t *j,
-				     const cbb_transfers_t *have,
-				     const cbb_directive_t *d, cbb_stage_t stage);
+void cbb_stage_apply_when(const cbb_job_ctx_t *j, cbb_plan_t *plan);
+
+/*
+ * A poll of a stage-in: whether the job is over (from its job_info
+ * state, else squeue at most every few seconds, or at once with `now`),
+ * and if it is, abort its transfers and forget its records.  1 (err
+ * says so) when it is over, else 0.
+ */
+int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err);
 
 /*
  * job_teardown: abort the job's active transfers (every attempt; only
@@ -112,13 +89,5 @@ long cbb_stage_in_active(cbb_job_ctx_t *j, cbb_err_t *err);
  */
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		       cbb_err_t *err);
-
-/*
- * The transfer that stands for a directive of one attempt (attempt < 0:
- * any), and how many exist: running beats finished beats failed, newer
- * beats older.
- */
-const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
-			       uint32_t index, long attempt, unsigned *attempts);
 
 #endif

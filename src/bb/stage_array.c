@@ -10,13 +10,6 @@
 
 #define CBB_SHARED_WAIT_MS 2000
 
-bool cbb_is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
-		   cbb_stage_t stage)
-{
-	/* d->shared: cbb_directive_shared(), set by the stage hooks */
-	return stage == CBB_STAGE_IN && d->shared && j->array_job_id &&
-	       cbb_attempt(j, stage) == 0;
-}
 
 bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		    cbb_stage_t stage)
@@ -33,12 +26,9 @@ bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 static cbb_array_ident_t ident_of(const cbb_job_ctx_t *j)
 {
 	cbb_array_ident_t a;
-	char *end;
-	unsigned long u = strtoul(j->user, &end, 10);
 
 	a.submit = j->restart ? 0 : j->submit;
-	a.uid = end != j->user && !*end && u < UINT32_MAX ? (uint32_t)u :
-							    CBB_UID_UNKNOWN;
+	a.uid = j->uid; /* CBB_UID_UNKNOWN is UINT32_MAX, never a job's */
 	return a;
 }
 
@@ -51,7 +41,7 @@ int cbb_shared_lock_for(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (!cbb_any_shared(j, plan, stage))
 		return 1;
 	/* the array's records are this array's from here on */
-	*fd = cbb_shared_lock(j->cfg, j->cluster, j->array_job_id, &a,
+	*fd = cbb_shared_lock(j->sd, j->array_job_id, &a,
 			      CBB_SHARED_WAIT_MS);
 	return *fd >= 0;
 }
@@ -73,21 +63,16 @@ void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 					!strcmp(shared->v[i].id, id));
 	for (i = 0; i < recs->n; i++)
 		in_own = in_own || recs->v[i].kind == CBB_REC_JOINED;
-	memset(&r, 0, sizeof(r));
-	r.restart = j->restart;
-	r.submit = j->submit;
+	cbb_job_rec(j, &r, CBB_KEY_SHARED, 0, 0, CBB_REC_JOINED, NULL);
 	r.uid = ident_of(j).uid;
 	r.has_uid = r.uid != CBB_UID_UNKNOWN;
-	r.type = CBB_KEY_SHARED;
-	r.made = (int64_t)time(NULL);
-	r.kind = CBB_REC_JOINED;
 	cbb_err_clear(&e);
 	if (!in_array) {
 		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
-		(void)cbb_shared_add(j->cfg, j->cluster, j->array_job_id, &r, 1, &e);
+		(void)cbb_shared_add(j->sd, j->array_job_id, &r, 1, &e);
 	}
 	if (!in_own) {
 		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
-		(void)cbb_recs_add(j->cfg, j->cluster, j->job_id, &r, 1, &e);
+		(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
 	}
 }

@@ -13,8 +13,6 @@
 #include "stage.h"
 #include "statefile.h"
 
-bool cbb_is_shared(const cbb_job_ctx_t *j, const cbb_directive_t *d,
-		   cbb_stage_t stage);
 bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		    cbb_stage_t stage);
 /*

@@ -10,80 +10,11 @@
  * attempt was submitted belongs to an earlier job with the same id. */
 #define CBB_CLOCK_SLACK_S 60
 
-void cbb_stage_log(cbb_job_ctx_t *j, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
 
-	if (!j->log)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	j->log(j->log_ud, level, msg);
-}
 
-/* Rank: running beats finished beats failed; newer beats older. */
-static int rank(const cbb_transfer_t *t)
-{
-	if (cbb_transfer_failed(t))
-		return 0;
-	return cbb_transfer_succeeded(t) ? 1 : 2;
-}
 
-static bool newer(const cbb_transfer_t *a, const cbb_transfer_t *b)
-{
-	return a->created > b->created ||
-	       (a->created == b->created && a->created_ns > b->created_ns);
-}
 
-const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
-			       uint32_t index, long attempt, unsigned *attempts)
-{
-	const cbb_transfer_t *best = NULL;
-	size_t i;
 
-	if (attempts)
-		*attempts = 0;
-	for (i = 0; i < t->n; i++) {
-		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
-
-		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
-		    k.type != type || k.index != index ||
-		    (attempt >= 0 && k.restart != (uint32_t)attempt))
-			continue;
-		if (attempts)
-			(*attempts)++;
-		if (!best || rank(x) > rank(best) ||
-		    (rank(x) == rank(best) && newer(x, best)))
-			best = x;
-	}
-	return best;
-}
-
-cbb_conduit_action_t cbb_action_of(const cbb_directive_t *d)
-{
-	if (d->action == CBB_MV)
-		return d->recursive ? CBB_RMOVE : CBB_MOVE;
-	return d->recursive ? CBB_RCOPY : CBB_COPY;
-}
-
-/* The same expanded sources and destination as the directive. */
-bool cbb_same_transfer(const cbb_transfer_t *x, const cbb_directive_t *d)
-{
-	size_t i;
-
-	if (x->nsources != d->nsources || strcmp(x->destination, d->destination))
-		return false;
-	for (i = 0; i < d->nsources; i++)
-		if (strcmp(x->sources[i], d->sources[i]))
-			return false;
-	return (int)cbb_action_of(d) == x->action ||
-	       /* Conduit may turn a move into a copy during the data stage */
-	       (d->action == CBB_MV && x->action == (d->recursive ? CBB_RCOPY :
-								     CBB_COPY));
-}
 
 /*
  * One Query: every transfer of this job, of every attempt, and for an
@@ -140,10 +71,10 @@ void cbb_find_drop_foreign(cbb_job_ctx_t *j, cbb_stage_t stage,
 		cbb_transfer_t *x = &t->v[i];
 
 		if (x->created && x->created < j->submit - CBB_CLOCK_SLACK_S &&
-		    cbb_key_parse(x->comment, &k) && k.restart == a) {
-			cbb_stage_log(j, 2, "job %u: ignoring transfer %s: created "
+		    cbb_key_parse(x->comment, &k) && k.attempt == a) {
+			cbb_job_log(j, CBB_LOG_DEBUG, "ignoring transfer %s: created "
 			      "before this job was submitted (an earlier job "
-			      "with the same id)", j->job_id, x->id);
+			      "with the same id)", x->id);
 			cbb_transfer_clear(x);
 			continue;
 		}
@@ -166,8 +97,8 @@ long cbb_kept_from(const cbb_transfers_t *t, const cbb_directive_t *d,
 		if (!x->validation_only && cbb_transfer_succeeded(x) &&
 		    cbb_key_parse(x->comment, &k) &&
 		    (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED) &&
-		    k.restart < attempt && cbb_same_transfer(x, d))
-			return (long)k.restart;
+		    k.attempt < attempt && cbb_same_transfer(x, d))
+			return (long)k.attempt;
 	}
 	return -1;
 }
@@ -189,7 +120,7 @@ bool cbb_rec_visible(const cbb_rec_t *r, const cbb_transfers_t *t,
 		}
 		/* an unsure start: did a transfer appear after it? */
 		if (!x->validation_only && cbb_key_parse(x->comment, &k) &&
-		    k.type == type && k.restart == attempt &&
+		    k.type == type && k.attempt == attempt &&
 		    k.index == index && x->created >= r->made - 2)
 			return true;
 	}
@@ -231,24 +162,3 @@ const cbb_rec_t *cbb_open_record(const cbb_recs_t *recs, int type,
 	return r;
 }
 
-/* The array's shared transfer of a directive: same index and content. */
-const cbb_transfer_t *cbb_pick_shared(const cbb_transfers_t *t,
-				      const cbb_directive_t *d)
-{
-	const cbb_transfer_t *best = NULL;
-	size_t i;
-
-	for (i = 0; i < t->n; i++) {
-		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
-
-		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
-		    k.type != CBB_KEY_SHARED || k.index != d->index ||
-		    !cbb_same_transfer(x, d))
-			continue;
-		if (!best || rank(x) > rank(best) ||
-		    (rank(x) == rank(best) && newer(x, best)))
-			best = x;
-	}
-	return best;
-}

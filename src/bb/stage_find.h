@@ -1,27 +1,18 @@
 /*
- * stage_find.h - what stands for a directive, inside the stage code
- * (stage.c, stage_array.c): which of the job's transfers on the Conduit
- * server is the one for a directive and attempt (cbb_pick in stage.h,
- * and an array's shared stage-in), whether an earlier attempt already
- * staged it, and what StateDir's records say about starts the server
- * has not shown yet.  One Query fetches the job's transfers (an array
- * task's and its array's shared ones); transfers of an earlier job with
- * the same id are dropped.  Internal to bb.
+ * stage_find.h - what the server and StateDir say about a directive,
+ * for the stage engine (stage_verdict.c, stage_teardown.c): the job's
+ * transfers from one Query (which of them stands for a directive is
+ * pick.h's), whether an earlier attempt already staged it, and what
+ * StateDir's records say about starts the server has not shown yet.
+ * One Query fetches the job's transfers (an array task's and its
+ * array's shared ones); transfers of an earlier job with the same id
+ * are dropped.  Internal to bb.
  */
 #ifndef CBB_STAGE_FIND_H
 #define CBB_STAGE_FIND_H
 
 #include "stage.h"
 #include "statefile.h"
-
-/* A log line through the job's logger (never stdout/stderr). */
-void cbb_stage_log(cbb_job_ctx_t *j, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Conduit's action for a directive (cp/mv, with -r). */
-cbb_conduit_action_t cbb_action_of(const cbb_directive_t *d);
-/* The same expanded sources, destination and action as the directive. */
-bool cbb_same_transfer(const cbb_transfer_t *x, const cbb_directive_t *d);
 
 /* One Query: the job's transfers of every attempt (see above). */
 int cbb_find_query(cbb_job_ctx_t *j, cbb_transfers_t *out, bool *transport,
@@ -43,8 +34,5 @@ bool cbb_rec_visible(const cbb_rec_t *r, const cbb_transfers_t *t,
  */
 const cbb_rec_t *cbb_open_record(const cbb_recs_t *recs, int type,
 				 uint32_t attempt, uint32_t index, bool *lost);
-/* The array's shared transfer of a directive: same index and content. */
-const cbb_transfer_t *cbb_pick_shared(const cbb_transfers_t *t,
-				      const cbb_directive_t *d);
 
 #endif

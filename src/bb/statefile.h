@@ -16,6 +16,11 @@
  *                            a stage hook that Slurm still starts after
  *                            it starts nothing; swept after a day
  *
+ * The code: statefile.c (the record lines and their files),
+ * state_dir.c (StateDir and the handle), state_marks.c (.down, .asked,
+ * .over), state_shared.c (an array's .shared and its lock),
+ * state_sweep.c (forgetting and sweeping).
+ *
  * StateDir must be a real directory (not a symlink) owned by root or by
  * the user the hooks run as (SlurmUser), writable by nobody else; every
  * file is opened relative to it with O_NOFOLLOW.  A file that is damaged
@@ -29,8 +34,29 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cluster.h"
 #include "config.h"
 #include "err.h"
+
+/*
+ * A handle on StateDir for one hook call (or one command): opened and
+ * checked once, at its first use, and passed down instead of the
+ * config, cluster and job id triple.  Functions that may create
+ * StateDir (the stage hooks' writers) create it on first use; the
+ * *_peek readers never do.  Init a handle (nothing is opened; an
+ * all-zero one is closed too), close it when the call ends (the bb
+ * hooks' context does, in its __gc).
+ */
+typedef struct {
+	const cbb_config_t *cfg;
+	char cluster[CBB_CLUSTER_MAX]; /* as in file names: cbb_cluster_safe */
+	bool open;                     /* dfd is StateDir, opened and checked */
+	int dfd;
+} cbb_statedir_t;
+
+void cbb_statedir_init(cbb_statedir_t *sd, const cbb_config_t *cfg,
+		       const char *cluster);
+void cbb_statedir_close(cbb_statedir_t *sd);
 
 /*
  * Check StateDir (creating it, mode 0700, when `create`); -1 with a
@@ -42,10 +68,8 @@ int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err);
 
 /* Record (if not yet recorded) that the server is down for this job and
  * return when that was first seen; now on any storage problem. */
-time_t cbb_down_since(const cbb_config_t *cfg, const char *cluster,
-		      uint32_t job_id);
-void cbb_down_clear(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t job_id);
+time_t cbb_down_since(cbb_statedir_t *sd, uint32_t job_id);
+void cbb_down_clear(cbb_statedir_t *sd, uint32_t job_id);
 
 /*
  * Transfers the stage hooks started.  Conduit's Query can miss a transfer
@@ -109,20 +133,18 @@ typedef struct {
  * time) is dropped, and removed from the file.  Returns 0, or -1 (err
  * set) when StateDir is unsafe; a missing file is no records.
  */
-int cbb_recs_load(const cbb_config_t *cfg, const char *cluster,
-		  uint32_t job_id, uint32_t restart, int64_t submit,
-		  cbb_recs_t *out, cbb_err_t *err);
+int cbb_recs_load(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
+		  int64_t submit, cbb_recs_t *out, cbb_err_t *err);
 /* Append n records (one write under a lock: records never interleave,
  * and a batch of starts costs one open, not one per directive). */
-int cbb_recs_add(const cbb_config_t *cfg, const char *cluster,
-		 uint32_t job_id, const cbb_rec_t *r, size_t n, cbb_err_t *err);
+int cbb_recs_add(cbb_statedir_t *sd, uint32_t job_id, const cbb_rec_t *r,
+		 size_t n, cbb_err_t *err);
 void cbb_recs_free(cbb_recs_t *r);
 /* The same for the stage-outs --when= skipped (the .skipped file). */
-int cbb_skips_load(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t job_id, uint32_t restart, int64_t submit,
-		   cbb_recs_t *out, cbb_err_t *err);
-int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
-		  uint32_t job_id, const cbb_rec_t *r, cbb_err_t *err);
+int cbb_skips_load(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
+		   int64_t submit, cbb_recs_t *out, cbb_err_t *err);
+int cbb_skips_add(cbb_statedir_t *sd, uint32_t job_id, const cbb_rec_t *r,
+		  cbb_err_t *err);
 
 /*
  * For the hooks that run inside slurmctld or under its locks
@@ -132,13 +154,12 @@ int cbb_skips_add(const cbb_config_t *cfg, const char *cluster,
  * joined (its own records), or 0; how many tasks joined an array's
  * shared stage-ins.
  */
-int cbb_skips_peek(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t job_id, cbb_recs_t *out, cbb_err_t *err);
-uint32_t cbb_joined_array_peek(const cbb_config_t *cfg, const char *cluster,
-			       uint32_t job_id, cbb_array_ident_t *who);
+int cbb_skips_peek(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
+		   cbb_err_t *err);
+uint32_t cbb_joined_array_peek(cbb_statedir_t *sd, uint32_t job_id,
+			       cbb_array_ident_t *who);
 /* (tasks of the array `who` only; none without `who`) */
-unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
-			       uint32_t array_job_id,
+unsigned cbb_shared_tasks_peek(cbb_statedir_t *sd, uint32_t array_job_id,
 			       const cbb_array_ident_t *who);
 
 /*
@@ -148,33 +169,31 @@ unsigned cbb_shared_tasks_peek(const cbb_config_t *cfg, const char *cluster,
  * wait_ms; -1 when busy or StateDir is unusable), so two tasks never
  * start the same shared transfer.
  */
-int cbb_shared_load(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t array_job_id, cbb_recs_t *out, cbb_err_t *err);
-int cbb_shared_add(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t array_job_id, const cbb_rec_t *r, size_t n,
-		   cbb_err_t *err);
+int cbb_shared_load(cbb_statedir_t *sd, uint32_t array_job_id, cbb_recs_t *out,
+		    cbb_err_t *err);
+int cbb_shared_add(cbb_statedir_t *sd, uint32_t array_job_id,
+		   const cbb_rec_t *r, size_t n, cbb_err_t *err);
 /*
  * The array a task joined, from its own records: its last JOINED record
  * whose uid is `uid` (CBB_UID_UNKNOWN: any), or 0; *who gets the
  * array's identity the join recorded.
  */
-uint32_t cbb_joined_of(const cbb_config_t *cfg, const char *cluster,
-		       uint32_t job_id, uint32_t uid, cbb_array_ident_t *who);
+uint32_t cbb_joined_of(cbb_statedir_t *sd, uint32_t job_id, uint32_t uid,
+		       cbb_array_ident_t *who);
 /*
  * The shared records of the array `who` only (under the array's lock):
  * *foreign when the file belongs to another array that had this id
  * (then none).
  */
-int cbb_shared_load_of(const cbb_config_t *cfg, const char *cluster,
-		       uint32_t array_job_id, const cbb_array_ident_t *who,
-		       cbb_recs_t *out, bool *foreign, cbb_err_t *err);
+int cbb_shared_load_of(cbb_statedir_t *sd, uint32_t array_job_id,
+		       const cbb_array_ident_t *who, cbb_recs_t *out,
+		       bool *foreign, cbb_err_t *err);
 /*
  * Take the array's lock; with `claim`, also make its .shared file that
  * array's (the records of an earlier array that had the id are dropped).
  */
-int cbb_shared_lock(const cbb_config_t *cfg, const char *cluster,
-		    uint32_t array_job_id, const cbb_array_ident_t *claim,
-		    unsigned wait_ms);
+int cbb_shared_lock(cbb_statedir_t *sd, uint32_t array_job_id,
+		    const cbb_array_ident_t *claim, unsigned wait_ms);
 void cbb_shared_unlock(int fd);
 /*
  * Remove an array's shared records and its lock file.  Only while
@@ -183,8 +202,7 @@ void cbb_shared_unlock(int fd);
  * of the new one instead (cbb_shared_lock checks that the file it
  * locked is still the one at the path).
  */
-void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
-		       uint32_t array_job_id);
+void cbb_shared_forget(cbb_statedir_t *sd, uint32_t array_job_id);
 
 /*
  * Whether it is time to ask Slurm again about a job whose transfers are
@@ -192,8 +210,7 @@ void cbb_shared_forget(const cbb_config_t *cfg, const char *cluster,
  * polls each staging job every PollInterval, and each question is an RPC
  * to slurmctld).  Records the asking time when it answers true.
  */
-bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
-		 uint32_t job_id, unsigned every_s);
+bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s);
 
 /*
  * A hurried teardown found the job over (cancelled, or scancel --hurry in
@@ -206,17 +223,14 @@ bool cbb_ask_due(const cbb_config_t *cfg, const char *cluster,
  * attempt submitted before that second.  A requeued attempt (Slurm gives
  * it a new submit time) or a new job that reuses the id is never covered.
  */
-void cbb_over_mark(const cbb_config_t *cfg, const char *cluster,
-		   uint32_t job_id, time_t asked_at);
-bool cbb_over_for(const cbb_config_t *cfg, const char *cluster,
-		  uint32_t job_id, int64_t submit);
+void cbb_over_mark(cbb_statedir_t *sd, uint32_t job_id, time_t asked_at);
+bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
 #define CBB_OVER_KEEP_S 86400
 
 /*
  * Forget the started/down/asked files of a job that is over (its
  * .skipped file stays for bbstat), and sweep old .skipped files.
  */
-void cbb_state_forget(const cbb_config_t *cfg, const char *cluster,
-		      uint32_t job_id);
+void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id);
 
 #endif

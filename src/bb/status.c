@@ -6,9 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "key.h"
 #include "outcome.h"
-#include "stage.h"
+#include "pick.h"
 
 typedef struct {
 	cbb_key_t key;
@@ -22,8 +23,8 @@ static int by_attempt_dir_index(const void *a, const void *b)
 {
 	const row_t *x = a, *y = b;
 
-	if (x->key.restart != y->key.restart)
-		return x->key.restart < y->key.restart ? -1 : 1;
+	if (x->key.attempt != y->key.attempt)
+		return x->key.attempt < y->key.attempt ? -1 : 1;
 	if (x->key.type != y->key.type)
 		return (int)x->key.type - (int)y->key.type;
 	return (x->key.index > y->key.index) - (x->key.index < y->key.index);
@@ -45,17 +46,17 @@ static size_t collect(const cbb_transfers_t *t, row_t *rows, long *last)
 		for (k = 0; k < n; k++)
 			if (rows[k].key.type == key.type &&
 			    rows[k].key.index == key.index &&
-			    rows[k].key.restart == key.restart)
+			    rows[k].key.attempt == key.attempt)
 				break;
 		if (k < n)
 			continue;
-		rows[n].t = cbb_pick(t, key.type, key.index, (long)key.restart,
+		rows[n].t = cbb_pick(t, key.type, key.index, (long)key.attempt,
 				     &rows[n].attempts);
 		if (!rows[n].t)
 			continue;
 		cbb_key_parse(rows[n].t->comment, &rows[n].key);
-		if ((long)key.restart > *last)
-			*last = (long)key.restart;
+		if ((long)key.attempt > *last)
+			*last = (long)key.attempt;
 		n++;
 	}
 	return n;
@@ -79,14 +80,14 @@ static size_t collect_skips(const cbb_recs_t *skips, row_t *rows, size_t n,
 		for (k = 0; k < n; k++)
 			if (rows[k].key.type == CBB_KEY_POST &&
 			    rows[k].key.index == r->index &&
-			    rows[k].key.restart == r->attempt)
+			    rows[k].key.attempt == r->attempt)
 				break;
 		if (k < n)
 			continue;
 		memset(w, 0, sizeof(*w));
 		w->key.type = CBB_KEY_POST;
 		w->key.index = r->index;
-		w->key.restart = r->attempt;
+		w->key.attempt = r->attempt;
 		w->key.line = line;
 		snprintf(w->when, sizeof(w->when), "%s", when);
 		cbb_outcome_text(why, w->outcome, sizeof(w->outcome));
@@ -95,24 +96,6 @@ static size_t collect_skips(const cbb_recs_t *skips, row_t *rows, size_t n,
 		n++;
 	}
 	return n;
-}
-
-void cbb_human_bytes(char *buf, size_t size, uint64_t v, const char *suffix)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB",
-					    "PiB" };
-	double d = (double)v;
-	int u = 0;
-
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%llu %s%s", (unsigned long long)v,
-			 unit[0], suffix);
-	else
-		snprintf(buf, size, "%.1f %s%s", d, unit[u], suffix);
 }
 
 /* Server text made safe to show: control bytes escaped, one line. */
@@ -145,7 +128,7 @@ static int render_json(const row_t *rows, size_t n, uint32_t job_id,
 			rows[i].key.type == CBB_KEY_POST ? "out" : "in"));
 		json_object_set_new(o, "line", json_integer(rows[i].key.line));
 		json_object_set_new(o, "index", json_integer(rows[i].key.index));
-		json_object_set_new(o, "attempt", json_integer(rows[i].key.restart));
+		json_object_set_new(o, "attempt", json_integer(rows[i].key.attempt));
 		if (!t) {
 			json_object_set_new(o, "state", json_string("SKIPPED"));
 			json_object_set_new(o, "when", json_string(rows[i].when));
@@ -227,7 +210,7 @@ int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
 			rc |= cbb_buf_printf(out, "%-4s %-5u %-3u %-27s %7s "
 					     "%11s %13s  %-36s\n", "out",
 					     rows[i].key.line,
-					     rows[i].key.restart, msg, "-",
+					     rows[i].key.attempt, msg, "-",
 					     "-", "-", "-");
 			continue;
 		}
@@ -237,7 +220,7 @@ int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
 		rc |= cbb_buf_printf(out, "%-4s %-5u %-3u %-27s %7u %11s %13s  "
 				     "%-36s  %s%s%s%s\n",
 				     rows[i].key.type == CBB_KEY_POST ? "out" : "in",
-				     rows[i].key.line, rows[i].key.restart,
+				     rows[i].key.line, rows[i].key.attempt,
 				     cbb_state_name(x->state), x->files, bytes,
 				     rate, safe(id, sizeof(id), x->id),
 				     x->error ? cbb_error_name(x->error) : "",

@@ -25,7 +25,4 @@ int cbb_status_render(const cbb_transfers_t *t, const cbb_recs_t *skips,
 		      unsigned shared_tasks, uint32_t job_id, bool json,
 		      cbb_buf_t *out);
 
-/* "80.0 MiB" (with suffix, e.g. "/s"): binary units, one decimal. */
-void cbb_human_bytes(char *buf, size_t size, uint64_t v, const char *suffix);
-
 #endif

@@ -20,6 +20,7 @@
 
 #include "admin.h"
 #include "directive.h"
+#include "directive_json.h"
 #include "netreq.h"
 #include "readfile.h"
 
@@ -295,7 +296,7 @@ static int print_json(const char *script, const cbb_plan_t *p,
 	json_t *root = json_object(), *dirs = json_array(), *warns = json_array();
 	json_t *errs = json_array();
 	const char *error = errors->n ? errors->v[0] : NULL;
-	size_t i, k;
+	size_t i;
 	int rc;
 
 	if (!root || !dirs || !warns || !errs)
@@ -308,27 +309,9 @@ static int print_json(const char *script, const cbb_plan_t *p,
 		json_array_append_new(errs, json_string(errors->v[i]));
 	json_object_set_new(root, "errors", errs);
 	for (i = 0; !error && i < p->n; i++) {
-		const cbb_directive_t *d = &p->v[i];
-		json_t *o = json_object(), *src = json_array();
-
-		for (k = 0; k < d->nsources; k++)
-			json_array_append_new(src, json_string(d->sources[k]));
-		json_object_set_new(o, "line", json_integer(d->line));
-		json_object_set_new(o, "index", json_integer(d->index));
-		json_object_set_new(o, "type", json_string(cbb_stage_name(d->stage)));
-		json_object_set_new(o, "action", json_string(cbb_action_name(d->action)));
-		json_object_set_new(o, "recursive", json_boolean(d->recursive));
-		json_object_set_new(o, "every_attempt",
-				    json_boolean(d->every_attempt));
-		if (d->stage == CBB_STAGE_OUT)
-			json_object_set_new(o, "when",
-					    json_string(cbb_when_name(d->when)));
-		if (array)
-			json_object_set_new(o, "shared_by_array",
-					    json_boolean(cbb_directive_shared(d)));
-		json_object_set_new(o, "sources", src);
-		json_object_set_new(o, "destination", json_string(d->destination));
-		json_array_append_new(dirs, o);
+		json_array_append_new(dirs, cbb_directive_json(&p->v[i],
+			CBB_DJSON_PLACE | CBB_DJSON_OPTIONS |
+			(array ? CBB_DJSON_SHARED : 0)));
 	}
 	for (i = 0; i < w->n; i++)
 		json_array_append_new(warns, json_string(w->v[i]));

@@ -229,8 +229,10 @@ static void read_state(const cbb_config_t *cfg, metrics_t *m)
 	m->state_ok = true;
 	for (i = 0; i < sd.n; i++) {
 		const cbb_sd_job_t *j = &sd.v[i];
+		cbb_statedir_t dir;
 		cbb_sd_stage_t st;
 		cbb_recs_t recs;
+		int rc;
 
 		if (j->down_since) {
 			m->outage_jobs++;
@@ -240,8 +242,10 @@ static void read_state(const cbb_config_t *cfg, metrics_t *m)
 		if (!(j->files & CBB_SD_STARTED))
 			continue;
 		cbb_err_clear(&err);
-		if (cbb_recs_load(cfg, j->cluster, j->job_id, UINT32_MAX, 0,
-				  &recs, &err) < 0) {
+		cbb_statedir_init(&dir, cfg, j->cluster);
+		rc = cbb_recs_load(&dir, j->job_id, UINT32_MAX, 0, &recs, &err);
+		cbb_statedir_close(&dir);
+		if (rc < 0) {
 			m->state_ok = false;
 			break;
 		}

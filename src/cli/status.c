@@ -24,49 +24,14 @@
 
 #include "admin.h"
 #include "buf.h"
+#include "bytes.h"
 #include "conduit.h"
 #include "config.h"
 #include "grpc.h"
 #include "key.h"
 #include "statedir.h"
 #include "statefile.h"
-
-#define DEFAULT_STUCK_S (30 * 60)
-
-typedef enum { D_WAITING, D_RUNNING, D_DONE, D_FAILED, D_REFUSED,
-	       D_LOST } dstate_t;
-
-/* One directive of the stage shown. */
-typedef struct {
-	uint32_t index, line;
-	int type;                   /* cbb_key_type_t */
-	dstate_t state;
-	const cbb_transfer_t *x;    /* its transfer, when the server has it */
-	char record;                /* the newest record's kind */
-	int64_t made;
-} dir_t;
-
-typedef struct {
-	const cbb_sd_job_t *sd;
-	cbb_recs_t recs, shared;
-	uint32_t array_id;          /* from a J record, 0 when none */
-	bool out;                   /* stage-out (else stage-in) */
-	uint32_t attempt;
-	bool accounted;             /* the stage's summary is written: over */
-	dir_t *d;
-	size_t nd;
-	const char *user;
-	uint64_t bytes, rate;
-	int64_t since;              /* the stage's first record */
-	bool failed, stuck;
-	int64_t stuck_for;
-} job_t;
-
-typedef struct {
-	bool json, all;
-	unsigned stuck_s;
-	const char *config;
-} opts_t;
+#include "status_int.h"
 
 static int parse_duration(const char *s, unsigned *out)
 {
@@ -89,39 +54,6 @@ static int parse_duration(const char *s, unsigned *out)
 	return 0;
 }
 
-static void human_bytes(char *buf, size_t size, uint64_t v, const char *suffix)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double d = (double)v;
-	int u = 0;
-
-	while (d >= 1024 && u < 5) {
-		d /= 1024;
-		u++;
-	}
-	if (u)
-		snprintf(buf, size, "%.1f %s%s", d, unit[u], suffix);
-	else
-		snprintf(buf, size, "%llu B%s", (unsigned long long)v, suffix);
-}
-
-static void human_age(char *buf, size_t size, int64_t s)
-{
-	if (s < 0)
-		s = 0;
-	if (s < 60)
-		snprintf(buf, size, "%llds", (long long)s);
-	else if (s < 3600)
-		snprintf(buf, size, "%lldm%02llds", (long long)s / 60,
-			 (long long)s % 60);
-	else if (s < 86400)
-		snprintf(buf, size, "%lldh%02lldm", (long long)s / 3600,
-			 (long long)s % 3600 / 60);
-	else
-		snprintf(buf, size, "%lldd%02lldh", (long long)s / 86400,
-			 (long long)s % 86400 / 3600);
-}
-
 /* The newest transfer the server has for a directive of one attempt. */
 static const cbb_transfer_t *transfer_of(const cbb_transfers_t *t,
 					 uint32_t job, int type,
@@ -135,7 +67,7 @@ static const cbb_transfer_t *transfer_of(const cbb_transfers_t *t,
 		cbb_key_t k;
 
 		if (!cbb_key_parse(t->v[i].comment, &k) || k.job_id != job ||
-		    (int)k.type != type || k.restart != attempt ||
+		    (int)k.type != type || k.attempt != attempt ||
 		    k.index != index)
 			continue;
 		if (!best || t->v[i].created > best->created ||
@@ -307,172 +239,6 @@ static void judge(job_t *j, const cbb_transfers_t *t, bool have_t,
 	}
 }
 
-static size_t count_state(const job_t *j, dstate_t s)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < j->nd; i++)
-		n += j->d[i].state == s;
-	return n;
-}
-
-/* In progress or failed: what status lists (--all: every job). */
-static bool shown(const job_t *j, const opts_t *o)
-{
-	if (o->all)
-		return true;
-	if (j->sd->down_since)
-		return true;
-	if (!j->nd)
-		return false;
-	return !j->accounted || j->failed;
-}
-
-static const char *state_word(const job_t *j, bool have_t)
-{
-	if (j->failed)
-		return "FAILED";
-	if (j->sd->down_since)
-		return "outage";
-	if (!have_t)
-		return "unknown";
-	if (j->stuck)
-		return "STUCK";
-	if (j->nd && count_state(j, D_DONE) == j->nd)
-		return j->accounted ? "done" : "finishing";
-	return "running";
-}
-
-static const char *dstate_name(dstate_t s)
-{
-	static const char *const n[] = { "waiting", "running", "done",
-					 "failed", "refused", "lost" };
-	return n[s];
-}
-
-static void print_text(job_t *jobs, size_t n, const opts_t *o, bool have_t,
-		       bool queried, int64_t now)
-{
-	size_t i, k, listed = 0, failed = 0, stuck = 0, outage = 0;
-
-	printf("%-10s %-12s %-5s %3s %5s %10s %12s %7s  %s\n", "JOB", "USER",
-	       "STAGE", "ATT", "DONE", "BYTES", "RATE", "AGE", "STATE");
-	for (i = 0; i < n; i++) {
-		job_t *j = &jobs[i];
-		char done[24], bytes[32], rate[32], age[32], id[32];
-
-		if (!shown(j, o))
-			continue;
-		listed++;
-		failed += j->failed;
-		stuck += j->stuck && !j->failed;
-		outage += j->sd->down_since != 0;
-		snprintf(id, sizeof(id), "%u", j->sd->job_id);
-		snprintf(done, sizeof(done), "%zu/%zu", count_state(j, D_DONE),
-			 j->nd);
-		human_bytes(bytes, sizeof(bytes), j->bytes, "");
-		if (j->rate)
-			human_bytes(rate, sizeof(rate), j->rate, "/s");
-		else
-			snprintf(rate, sizeof(rate), "-");
-		human_age(age, sizeof(age), j->since ? now - j->since : 0);
-		printf("%-10s %-12s %-5s %3u %5s %10s %12s %7s  %s", id,
-		       j->user && j->user[0] ? j->user : "-",
-		       j->nd ? (j->out ? "out" : "in") : "-", j->attempt, done,
-		       bytes, rate, j->since ? age : "-", state_word(j, have_t));
-		if (j->sd->down_since) {
-			human_age(age, sizeof(age), now - j->sd->down_since);
-			printf(" (the hooks found the server unreachable %s ago)",
-			       age);
-		} else if (j->stuck && !j->failed) {
-			human_age(age, sizeof(age), j->stuck_for);
-			printf(" (nothing moved for %s)", age);
-		}
-		putchar('\n');
-		for (k = 0; k < j->nd; k++) {
-			const dir_t *d = &j->d[k];
-			char msg[512];
-
-			if (d->state != D_FAILED && d->state != D_LOST &&
-			    d->state != D_REFUSED)
-				continue;
-			msg[0] = '\0';
-			if (d->x)
-				cbb_show(msg, sizeof(msg), d->x->error_message,
-					 strlen(d->x->error_message));
-			printf("    line %u: %s%s%s%s%s\n", d->line, dstate_name(d->state),
-			       d->x ? ": " : "", d->x ? cbb_error_name(d->x->error)
-						     : "", msg[0] ? ": " : "", msg);
-		}
-	}
-	printf("status: %zu job%s staging", listed, listed == 1 ? "" : "s");
-	if (listed)
-		printf(" (%zu failed, %zu stuck, %zu waiting on an outage)",
-		       failed, stuck, outage);
-	printf("; %s\n", queried ? "1 Query" : "no Query");
-}
-
-static void print_json(job_t *jobs, size_t n, const opts_t *o, bool have_t,
-		       size_t ntransfers, const char *qerr, int64_t now)
-{
-	json_t *root = json_object(), *arr = json_array();
-	size_t i, k;
-
-	for (i = 0; i < n; i++) {
-		job_t *j = &jobs[i];
-		json_t *row, *dirs = json_array();
-
-		if (!shown(j, o))
-			continue;
-		for (k = 0; k < j->nd; k++) {
-			const dir_t *d = &j->d[k];
-			json_t *x = json_pack("{s:i, s:i, s:s, s:b}", "index",
-					      (int)d->index, "line", (int)d->line,
-					      "state", dstate_name(d->state),
-					      "shared", d->type == CBB_KEY_SHARED);
-
-			if (d->x) {
-				json_object_set_new(x, "transfer_id",
-						    json_string(d->x->id));
-				json_object_set_new(x, "conduit_state",
-						    json_string(cbb_state_name(d->x->state)));
-				json_object_set_new(x, "error",
-						    json_string(cbb_error_name(d->x->error)));
-				json_object_set_new(x, "error_message",
-						    json_string(d->x->error_message));
-				json_object_set_new(x, "bytes",
-						    json_integer((json_int_t)d->x->bytes));
-			}
-			json_array_append_new(dirs, x);
-		}
-		row = json_pack("{s:i, s:s, s:s?, s:s?, s:i, s:i, s:i, s:I, s:I, "
-				"s:I, s:s, s:b, s:I, s:I, s:o}",
-				"job", (int)j->sd->job_id, "cluster", j->sd->cluster,
-				"user", j->user && j->user[0] ? j->user : NULL,
-				"stage", j->nd ? (j->out ? "out" : "in") : NULL,
-				"attempt", (int)j->attempt,
-				"done", (int)count_state(j, D_DONE),
-				"total", (int)j->nd,
-				"bytes", (json_int_t)j->bytes,
-				"rate", (json_int_t)j->rate,
-				"age_s", (json_int_t)(j->since ? now - j->since : 0),
-				"state", state_word(j, have_t),
-				"stuck", j->stuck,
-				"stuck_s", (json_int_t)j->stuck_for,
-				"outage_s", (json_int_t)(j->sd->down_since ?
-							 now - j->sd->down_since : 0),
-				"directives", dirs);
-		json_array_append_new(arr, row);
-	}
-	json_object_set_new(root, "jobs", arr);
-	json_object_set_new(root, "query", json_pack("{s:i, s:b, s:i, s:s?}",
-		"count", n ? 1 : 0, "ok", have_t, "transfers", (int)ntransfers,
-		"error", qerr));
-	json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-	putchar('\n');
-	json_decref(root);
-}
-
 /* The one Query: every job's regex, per cluster, joined by '|'. */
 static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
 		     cbb_transfers_t *out, cbb_err_t *err)
@@ -578,21 +344,25 @@ int cbb_cmd_status(int argc, char **argv)
 		return 2;
 	}
 	for (i = 0; i < sd.n; i++) {
+		cbb_statedir_t dir;
+
 		jobs[i].sd = &sd.v[i];
 		cbb_err_clear(&err);
+		cbb_statedir_init(&dir, &cfg, sd.v[i].cluster);
 		/* every record, whatever restart and submit time it has */
 		if ((sd.v[i].files & CBB_SD_STARTED) &&
-		    cbb_recs_load(&cfg, sd.v[i].cluster, sd.v[i].job_id,
-				  UINT32_MAX, 0, &jobs[i].recs, &err) < 0) {
+		    cbb_recs_load(&dir, sd.v[i].job_id, UINT32_MAX, 0,
+				  &jobs[i].recs, &err) < 0) {
 			fprintf(stderr, "conduit-bb: %s\n", err.msg);
+			cbb_statedir_close(&dir);
 			rc = 2;
 			break;
 		}
 		jobs[i].array_id = array_of(&jobs[i].recs);
 		if (jobs[i].array_id)
-			(void)cbb_shared_load(&cfg, sd.v[i].cluster,
-					      jobs[i].array_id, &jobs[i].shared,
-					      &err);
+			(void)cbb_shared_load(&dir, jobs[i].array_id,
+					      &jobs[i].shared, &err);
+		cbb_statedir_close(&dir);
 		if (plan_job(&jobs[i]) < 0) {
 			fprintf(stderr, "conduit-bb: out of memory\n");
 			rc = 2;
@@ -613,10 +383,10 @@ int cbb_cmd_status(int argc, char **argv)
 		judge(&jobs[i], &t, have_t, &o, now);
 	if (rc != 2) {
 		if (o.json)
-			print_json(jobs, sd.n, &o, have_t, t.n,
+			cbb_status_print_json(jobs, sd.n, &o, have_t, t.n,
 				   have_t ? NULL : qerr.msg, now);
 		else
-			print_text(jobs, sd.n, &o, have_t, sd.n > 0, now);
+			cbb_status_print_text(jobs, sd.n, &o, have_t, sd.n > 0, now);
 	}
 	for (i = 0; i < sd.n; i++) {
 		cbb_recs_free(&jobs[i].recs);

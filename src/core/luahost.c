@@ -113,6 +113,13 @@ uint64_t cbb_lua_field_whole(lua_State *L, int idx, const char *key,
 }
 
 /*
+ * How call_logger passes the message: slurm.log(level, msg) for a level
+ * of log.h (0 and up), slurm.error(msg), or slurm.log_*("%s", msg) (the
+ * log_* wrappers format all their arguments).
+ */
+enum { LOGGER_MSG_ONLY = -1, LOGGER_FORMAT = -2 };
+
+/*
  * Call slurm.<name>(args...) if it is a function: 1 when called (errors
  * in the logger are swallowed), 0 when there is no such function.
  * Expects the slurm table on top of the stack.
@@ -130,7 +137,7 @@ static int call_logger(lua_State *L, const char *name, int level,
 	if (level >= 0) {
 		lua_pushinteger(L, level);
 		n++;
-	} else if (level == -2) {
+	} else if (level == LOGGER_FORMAT) {
 		lua_pushliteral(L, "%s"); /* log_*: the message is an argument */
 		n++;
 	}
@@ -163,12 +170,13 @@ void cbb_log(lua_State *L, int level, const char *fmt, ...)
 	 * switch/lua only promises log_info/log_error, which format.
 	 */
 	if (level == CBB_LOG_ERROR) {
-		if (!call_logger(L, "error", -1, msg))
-			call_logger(L, "log_error", -2, msg);
+		if (!call_logger(L, "error", LOGGER_MSG_ONLY, msg))
+			call_logger(L, "log_error", LOGGER_FORMAT, msg);
 	} else if (!call_logger(L, "log", level, msg) &&
-		   !call_logger(L, by_level[level < 0 || level > 2 ? 0 : level],
-				-2, msg)) {
-		call_logger(L, "log_info", -2, msg);
+		   !call_logger(L, by_level[level < CBB_LOG_INFO ||
+					    level > CBB_LOG_DEBUG ? 0 : level],
+				LOGGER_FORMAT, msg)) {
+		call_logger(L, "log_info", LOGGER_FORMAT, msg);
 	}
 	lua_pop(L, 1);
 }

@@ -19,13 +19,7 @@
 #include "compat.h"
 #include "config.h"
 #include "err.h"
-
-enum {
-	CBB_LOG_ERROR = -1,
-	CBB_LOG_INFO = 0,
-	CBB_LOG_VERBOSE = 1,
-	CBB_LOG_DEBUG = 2,
-};
+#include "log.h"
 
 typedef struct cbb_call cbb_call_t;
 struct cbb_call {

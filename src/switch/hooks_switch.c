@@ -8,6 +8,9 @@
  * refuse an altered one.  job_start reserves a session from the site's
  * controller (SwitchController=http) or hands out static fabric facts
  * (none); with nothing free it asks Slurm to requeue the job.
+ * job_complete releases the session, by job id, so that the session of
+ * a setup abandoned at its timeout is found and released too: a
+ * session's whole life, from reserve to release, is in this file.
  */
 #include "hooks_switch.h"
 
@@ -192,11 +195,7 @@ static int l_job_start(lua_State *L)
 	if (job_id < 0 || request_of(L, c, 1, &req, &err) < 0) {
 		if (!err.set)
 			cbb_err(&err, "job has no job_id");
-		cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: setup failed: %s",
-			job_id, err.msg);
-		cbb_call_done(c);
-		lua_pushinteger(L, -1);
-		return 1;
+		goto fail;
 	}
 	if (!req.present || (req.directives & CBB_TD_SKIP)) {
 		cbb_log(L, CBB_LOG_VERBOSE, "switch: job %ld: no '%s:' request "
@@ -215,35 +214,19 @@ static int l_job_start(lua_State *L)
 	    cbb_mac_key_load(c->cfg.session_key_file, key, &err) < 0) {
 		if (!err.set)
 			cbb_err(&err, "defer test directive");
-		cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: setup failed: %s",
-			job_id, err.msg);
-		cbb_call_done(c);
-		lua_pushinteger(L, -1);
-		return 1;
+		goto fail;
 	}
 	memset(&ji, 0, sizeof(ji));
 	ji.v = CBB_JOBINFO_VERSION;
 	ji.job_id = (uint32_t)job_id;
-	if (cbb_call_cluster(L, c, 1, &err) < 0 || job_user(L, &ji, &err) < 0) {
-		cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: setup failed: %s",
-			job_id, err.msg);
-		cbb_key_wipe(key);
-		cbb_call_done(c);
-		lua_pushinteger(L, -1);
-		return 1;
-	}
+	if (cbb_call_cluster(L, c, 1, &err) < 0 || job_user(L, &ji, &err) < 0)
+		goto fail;
 	cbb_cluster_safe(ji.cluster, c->cluster);
 	cbb_netreq_directives(req.directives, ji.directives,
 			      sizeof(ji.directives));
 	if (c->cfg.switch_http) {
-		if (reserve(L, c, &req, &ji, &err) < 0) {
-			cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: setup "
-				"failed: %s", job_id, err.msg);
-			cbb_key_wipe(key);
-			cbb_call_done(c);
-			lua_pushinteger(L, -1);
-			return 1;
-		}
+		if (reserve(L, c, &req, &ji, &err) < 0)
+			goto fail;
 	} else {
 		snprintf(ji.session, sizeof(ji.session), "static-%s-%ld",
 			 ji.cluster, job_id);
@@ -265,6 +248,14 @@ static int l_job_start(lua_State *L)
 	lua_pushinteger(L, 0);
 	cbb_jobinfo_push(L, &ji);
 	return 2;
+fail:
+	/* the one end of a failed setup (Slurm requeues the job) */
+	cbb_log(L, CBB_LOG_ERROR, "switch: job %ld: setup failed: %s", job_id,
+		err.msg);
+	cbb_key_wipe(key);
+	cbb_call_done(c);
+	lua_pushinteger(L, -1);
+	return 1;
 }
 
 /* slurm_switch_job_complete(job, jobinfo) -> rc */

@@ -15,6 +15,19 @@
 #include "statefile.h"
 #include "status.h"
 
+/*
+ * A fresh StateDir handle for each call (the one before it closed), so
+ * every call opens and checks StateDir itself, as a hook call does.
+ */
+static cbb_statedir_t *SD(const cbb_config_t *cfg, const char *cluster)
+{
+	static cbb_statedir_t sd;
+
+	cbb_statedir_close(&sd);
+	cbb_statedir_init(&sd, cfg, cluster);
+	return &sd;
+}
+
 static void test_key_roundtrip(void **state)
 {
 	cbb_key_t k = { 42, "", 3, 7, CBB_KEY_POST, 19 }, back;
@@ -270,34 +283,34 @@ static void test_statefile(void **state)
 	assert_non_null(mkdtemp(dir));
 	cbb_config_defaults(&cfg);
 	cfg.state_dir = strdup(dir);
-	t1 = cbb_down_since(&cfg, "c", 9);
+	t1 = cbb_down_since(SD(&cfg, "c"), 9);
 	sleep(1);
-	t2 = cbb_down_since(&cfg, "c", 9);
+	t2 = cbb_down_since(SD(&cfg, "c"), 9);
 	assert_int_equal(t1, t2); /* the first outage time is kept */
-	cbb_down_clear(&cfg, "c", 9);
-	assert_true(cbb_down_since(&cfg, "c", 9) > t1);
+	cbb_down_clear(SD(&cfg, "c"), 9);
+	assert_true(cbb_down_since(SD(&cfg, "c"), 9) > t1);
 
 	/* records of this job (restart 1, submitted at 500) */
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_recs_load(&cfg, "c", 9, 1, 500, &recs, &err), 0);
+	assert_int_equal(cbb_recs_load(SD(&cfg, "c"), 9, 1, 500, &recs, &err), 0);
 	assert_int_equal(recs.n, 0);
 	r = R(1, 500, 0, 1, 1, 'S', "id-1");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
+	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 9, &r, 1, &err), 0);
 	r = R(0, 400, 0, 0, 1, 'S', "earlier-attempt");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
+	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 9, &r, 1, &err), 0);
 	/* the stage-out of attempt 0, requeued: Slurm changed the submit time */
 	r = R(1, 400, 1, 0, 2, 'U', "-");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
+	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 9, &r, 1, &err), 0);
 	/* an earlier job that had the same id */
 	r = R(1, 77, 0, 1, 1, 'S', "other-job");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
+	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 9, &r, 1, &err), 0);
 	r = R(3, 900, 0, 3, 1, 'S', "other-job-2");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 9, &r, 1, &err), 0);
+	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 9, &r, 1, &err), 0);
 	snprintf(path, sizeof(path), "%s/c.9.started", dir);
 	f = fopen(path, "a");
 	fputs("garbage line\nv1 1 500 0 1 1 1000 S torn", f); /* no newline */
 	fclose(f);
-	assert_int_equal(cbb_recs_load(&cfg, "c", 9, 1, 500, &recs, &err), 0);
+	assert_int_equal(cbb_recs_load(SD(&cfg, "c"), 9, 1, 500, &recs, &err), 0);
 	assert_int_equal(recs.n, 3);
 	assert_string_equal(recs.v[0].id, "id-1");
 	assert_string_equal(recs.v[1].id, "earlier-attempt");
@@ -309,20 +322,20 @@ static void test_statefile(void **state)
 	assert_int_equal(system(cmd), 0);
 
 	/* a state file that is a symbolic link is never followed */
-	cbb_down_clear(&cfg, "c", 9);
+	cbb_down_clear(SD(&cfg, "c"), 9);
 	snprintf(cmd, sizeof(cmd), "ln -s /etc/passwd %s/c.9.down", dir);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(cbb_down_since(&cfg, "c", 9), time(NULL));
+	assert_int_equal(cbb_down_since(SD(&cfg, "c"), 9), time(NULL));
 	snprintf(cmd, sizeof(cmd), "ln -s /tmp/cbb-nowhere %s/c.10.started", dir);
 	assert_int_equal(system(cmd), 0);
 	r = R(0, 1, 0, 0, 1, 'S', "x");
-	assert_int_equal(cbb_recs_add(&cfg, "c", 10, &r, 1, &err), -1);
+	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 10, &r, 1, &err), -1);
 	assert_non_null(strstr(err.msg, "cannot open"));
 	assert_int_equal(system("test ! -e /tmp/cbb-nowhere"), 0);
 	snprintf(cmd, sizeof(cmd), "rm %s/c.9.down %s/c.10.started", dir, dir);
 	assert_int_equal(system(cmd), 0);
 
-	cbb_state_forget(&cfg, "c", 9);
+	cbb_state_forget(SD(&cfg, "c"), 9);
 	snprintf(cmd, sizeof(cmd), "rmdir %s", dir);
 	assert_int_equal(system(cmd), 0); /* nothing was left behind */
 	cbb_config_free(&cfg);
@@ -355,7 +368,7 @@ static void stress_task(const cbb_config_t *cfg, const char *side, int who)
 		cbb_err_t err;
 		size_t k;
 		bool started = false, forget;
-		int fd = cbb_shared_lock(cfg, "c", 77, NULL, 10000), m;
+		int fd = cbb_shared_lock(SD(cfg, "c"), 77, NULL, 10000), m;
 
 		if (fd < 0) {
 			(void)!write(logfd, "B\n", 2);
@@ -365,7 +378,7 @@ static void stress_task(const cbb_config_t *cfg, const char *side, int who)
 		if (m < 0)
 			(void)!write(logfd, "X\n", 2); /* two inside at once */
 		cbb_err_clear(&err);
-		if (cbb_shared_load(cfg, "c", 77, &recs, &err) == 0) {
+		if (cbb_shared_load(SD(cfg, "c"), 77, &recs, &err) == 0) {
 			for (k = 0; k < recs.n; k++)
 				started = started || recs.v[k].kind == 'S';
 			cbb_recs_free(&recs);
@@ -374,7 +387,7 @@ static void stress_task(const cbb_config_t *cfg, const char *side, int who)
 			snprintf(line, sizeof(line), "S%d\n", who);
 			(void)!write(logfd, line, strlen(line));
 			r = R(0, 500, 3, 0, 1, 'S', "shared-1");
-			(void)cbb_shared_add(cfg, "c", 77, &r, 1, &err);
+			(void)cbb_shared_add(SD(cfg, "c"), 77, &r, 1, &err);
 		}
 		usleep(rand_r(&seed) % 2000);
 		forget = rand_r(&seed) % 4 == 0;
@@ -387,7 +400,7 @@ static void stress_task(const cbb_config_t *cfg, const char *side, int who)
 		/* the last thing before the unlock, as in array.c: once the
 		 * lock file is gone a newcomer may lock a new one */
 		if (forget)
-			cbb_shared_forget(cfg, "c", 77);
+			cbb_shared_forget(SD(cfg, "c"), 77);
 		cbb_shared_unlock(fd);
 		usleep(rand_r(&seed) % 500);
 	}
@@ -478,12 +491,12 @@ static void test_shared_identity(void **state)
 	fputs("v1 0 900 3 0 1 5 S old-array\nv1 0 1000 3 0 1 5 S this-array\n"
 	      "v1 0 1000 3 0 0 5 J 51\n", f);
 	fclose(f);
-	fd = cbb_shared_lock(&cfg, "c", 50, &mine, 0);
+	fd = cbb_shared_lock(SD(&cfg, "c"), 50, &mine, 0);
 	assert_true(fd >= 0);
 	r = R(0, 1000, 3, 0, 0, 'J', "52");
 	r.has_uid = true;
 	r.uid = 61001;
-	assert_int_equal(cbb_shared_add(&cfg, "c", 50, &r, 1, &err), 0);
+	assert_int_equal(cbb_shared_add(SD(&cfg, "c"), 50, &r, 1, &err), 0);
 	cbb_shared_unlock(fd);
 	f = fopen(path, "r");
 	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
@@ -491,45 +504,45 @@ static void test_shared_identity(void **state)
 	assert_string_equal(text, "a1 1000 61001\nv1 0 1000 3 0 1 5 S this-array\n"
 			    "v1 0 1000 3 0 0 5 J 51\nv2 0 1000 3 0 0 1000 J 52 61001\n");
 	/* loads keep the identity line and read v2 */
-	assert_int_equal(cbb_shared_load(&cfg, "c", 50, &recs, &err), 0);
+	assert_int_equal(cbb_shared_load(SD(&cfg, "c"), 50, &recs, &err), 0);
 	assert_int_equal(recs.n, 3);
 	assert_true(recs.v[2].has_uid && recs.v[2].uid == 61001);
 	cbb_recs_free(&recs);
 	/* the same array again, and an older one: nothing changes */
-	fd = cbb_shared_lock(&cfg, "c", 50, &mine, 0);
+	fd = cbb_shared_lock(SD(&cfg, "c"), 50, &mine, 0);
 	cbb_shared_unlock(fd);
-	fd = cbb_shared_lock(&cfg, "c", 50, &older, 0);
+	fd = cbb_shared_lock(SD(&cfg, "c"), 50, &older, 0);
 	cbb_shared_unlock(fd);
-	assert_int_equal(cbb_shared_load_of(&cfg, "c", 50, &mine, &recs,
+	assert_int_equal(cbb_shared_load_of(SD(&cfg, "c"), 50, &mine, &recs,
 					    &foreign, &err), 0);
 	assert_false(foreign);
 	assert_int_equal(recs.n, 3);
 	cbb_recs_free(&recs);
 	/* another user's array, or a later one, is not this one's */
-	assert_int_equal(cbb_shared_load_of(&cfg, "c", 50, &other, &recs,
+	assert_int_equal(cbb_shared_load_of(SD(&cfg, "c"), 50, &other, &recs,
 					    &foreign, &err), 0);
 	assert_true(foreign);
 	assert_int_equal(recs.n, 0);
 	cbb_recs_free(&recs);
-	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &mine), 2);
-	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &other), 0);
-	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, NULL), 0);
+	assert_int_equal(cbb_shared_tasks_peek(SD(&cfg, "c"), 50, &mine), 2);
+	assert_int_equal(cbb_shared_tasks_peek(SD(&cfg, "c"), 50, &other), 0);
+	assert_int_equal(cbb_shared_tasks_peek(SD(&cfg, "c"), 50, NULL), 0);
 	/* a later array that has the id takes the file over, empty */
-	fd = cbb_shared_lock(&cfg, "c", 50, &later, 0);
+	fd = cbb_shared_lock(SD(&cfg, "c"), 50, &later, 0);
 	cbb_shared_unlock(fd);
-	assert_int_equal(cbb_shared_load(&cfg, "c", 50, &recs, &err), 0);
+	assert_int_equal(cbb_shared_load(SD(&cfg, "c"), 50, &recs, &err), 0);
 	assert_int_equal(recs.n, 0);
 	cbb_recs_free(&recs);
-	assert_int_equal(cbb_shared_tasks_peek(&cfg, "c", 50, &later), 0);
+	assert_int_equal(cbb_shared_tasks_peek(SD(&cfg, "c"), 50, &later), 0);
 	/* a task's own join: of its user only */
 	r = R(0, 1000, 3, 0, 0, 'J', "50");
 	r.has_uid = true;
 	r.uid = 61001;
-	assert_int_equal(cbb_recs_add(&cfg, "c", 53, &r, 1, &err), 0);
-	assert_int_equal(cbb_joined_of(&cfg, "c", 53, 61002, &who), 0);
-	assert_int_equal(cbb_joined_of(&cfg, "c", 53, 61001, &who), 50);
+	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 53, &r, 1, &err), 0);
+	assert_int_equal(cbb_joined_of(SD(&cfg, "c"), 53, 61002, &who), 0);
+	assert_int_equal(cbb_joined_of(SD(&cfg, "c"), 53, 61001, &who), 50);
 	assert_true(who.submit == 1000 && who.uid == 61001);
-	assert_int_equal(cbb_joined_array_peek(&cfg, "c", 53, &who), 50);
+	assert_int_equal(cbb_joined_array_peek(SD(&cfg, "c"), 53, &who), 50);
 	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
 	assert_int_equal(system(cmd), 0);
 	cbb_config_free(&cfg);

@@ -1,0 +1,91 @@
+/*
+ * stage_teardown.c - a job's transfers at teardown: how many stage-ins
+ * still run, and aborting the active ones (an array's shared stage-ins
+ * only when no other task waits on them).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stage_int.h"
+
+#include "stage_find.h"
+
+/* A transfer of a stage-in (the job's own or its array's shared one). */
+static bool is_stage_in(const cbb_transfer_t *x)
+{
+	cbb_key_t k;
+
+	return cbb_key_parse(x->comment, &k) &&
+	       (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED);
+}
+
+static bool still_runs(const cbb_transfer_t *x)
+{
+	return !x->validation_only && !cbb_transfer_failed(x) &&
+	       !cbb_transfer_succeeded(x);
+}
+
+long cbb_stage_in_active(cbb_job_ctx_t *j, cbb_err_t *err)
+{
+	cbb_transfers_t have;
+	bool again;
+	size_t i;
+	long n = 0;
+
+	if (cbb_find_query(j, &have, &again, err) < 0)
+		return -1;
+	for (i = 0; i < have.n; i++)
+		n += still_runs(&have.v[i]) && is_stage_in(&have.v[i]);
+	cbb_transfers_free(&have);
+	return n;
+}
+
+int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
+		       cbb_err_t *err)
+{
+	cbb_transfers_t have;
+	cbb_stop_t *req;
+	size_t i, n = 0, failed;
+	bool again;
+
+	if (cbb_find_query(j, &have, &again, err) < 0)
+		return -1;
+	req = calloc(have.n ? have.n : 1, sizeof(*req));
+	if (!req) {
+		cbb_transfers_free(&have);
+		return cbb_err(err, "conduit: out of memory");
+	}
+	for (i = 0; i < have.n; i++) {
+		const cbb_transfer_t *x = &have.v[i];
+		cbb_key_t k;
+
+		if (!still_runs(x) || (in_only && !is_stage_in(x)))
+			continue;
+		/* an array's shared stage-in only when no task waits on it */
+		if (cbb_key_parse(x->comment, &k) && k.type == CBB_KEY_SHARED &&
+		    !j->abort_shared)
+			continue;
+		req[n].id = x->id;
+		req[n].user = j->user;
+		n++;
+	}
+	if (!abort_active || n == 0) {
+		if (n)
+			cbb_job_log(j, CBB_LOG_INFO, "teardown leaves %zu active "
+			      "transfer(s) running", n);
+		free(req);
+		cbb_transfers_free(&have);
+		return 0;
+	}
+	failed = cbb_conduit_stop(j->g, req, n);
+	for (i = 0; i < n && failed; i++)
+		if (!req[i].ok)
+			cbb_err(err, "conduit: could not abort transfer %s: %s",
+				req[i].id, req[i].message);
+	cbb_job_log(j, CBB_LOG_VERBOSE, "teardown aborted %zu of %zu active transfer(s)", n - failed, n);
+	free(req);
+	cbb_transfers_free(&have);
+	return failed ? -1 : 0;
+}

@@ -1,0 +1,178 @@
+/*
+ * state_dir.c - StateDir itself: checked before it is used (a real
+ * directory, owned by root or SlurmUser, writable by nobody else), and
+ * a job's state files opened, read and removed relative to it, never
+ * through a symbolic link.  statefile.h has the contract.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "state_int.h"
+
+/* Open StateDir as a directory fd after checking it is safe. */
+int cbb_sf_dir_open(const cbb_config_t *cfg, bool create, cbb_err_t *err)
+{
+	const char *dir = cbb_conf_state_dir(cfg);
+	struct stat st;
+	int fd;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return cbb_err(err, "conduit_bb: cannot create StateDir "
+				       "%s: %s", dir, strerror(errno));
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return cbb_err(err, "conduit_bb: cannot open StateDir %s: %s%s",
+			       dir, strerror(errno), errno == ENOTDIR ||
+			       errno == ELOOP ? " (it must be a directory, not "
+			       "a symbolic link)" : "");
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return cbb_err(err, "conduit_bb: cannot stat StateDir %s", dir);
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		close(fd);
+		return cbb_err(err, "conduit_bb: StateDir %s belongs to uid %u, "
+			       "not root or the SlurmUser (uid %u)", dir,
+			       (unsigned)st.st_uid, (unsigned)geteuid());
+	}
+	if (st.st_mode & 022) {
+		close(fd);
+		return cbb_err(err, "conduit_bb: StateDir %s is writable by "
+			       "group or others (chmod 0700 %s)", dir, dir);
+	}
+	return fd;
+}
+
+void cbb_statedir_init(cbb_statedir_t *sd, const cbb_config_t *cfg,
+		       const char *cluster)
+{
+	sd->cfg = cfg;
+	cbb_cluster_safe(sd->cluster, cluster);
+	sd->open = false;
+	sd->dfd = -1;
+}
+
+void cbb_statedir_close(cbb_statedir_t *sd)
+{
+	if (sd->open)
+		close(sd->dfd);
+	sd->open = false;
+	sd->dfd = -1;
+}
+
+int cbb_sf_dir(cbb_statedir_t *sd, bool create, cbb_err_t *err)
+{
+	if (!sd->open) {
+		sd->dfd = cbb_sf_dir_open(sd->cfg, create, err);
+		sd->open = sd->dfd >= 0;
+	}
+	return sd->dfd;
+}
+
+int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err)
+{
+	int fd = cbb_sf_dir_open(cfg, create, err);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err)
+{
+	struct stat st;
+
+	if (lstat(cbb_conf_state_dir(cfg), &st) < 0 && errno == ENOENT)
+		return 0; /* the first stage hook makes it */
+	return cbb_state_dir_check(cfg, false, err);
+}
+
+void cbb_sf_name(char *buf, size_t size, const char *cluster, uint32_t job_id,
+		 const char *what)
+{
+	char safe[CBB_CLUSTER_MAX];
+
+	cbb_cluster_safe(safe, cluster);
+	snprintf(buf, size, "%s.%u.%s", safe, job_id, what);
+}
+
+/*
+ * Open a state file of a job relative to StateDir, never through a
+ * symbolic link.  `flags` as for open(2); O_CREAT files get mode 0600.
+ */
+int cbb_sf_open(cbb_statedir_t *sd, uint32_t job_id, const char *what,
+		int flags, cbb_err_t *err)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_err_t ignored;
+	int dfd, fd;
+
+	cbb_err_clear(&ignored);
+	dfd = cbb_sf_dir(sd, (flags & O_CREAT) != 0, err ? err : &ignored);
+	if (dfd < 0)
+		return -1;
+	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
+	fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && err && errno != ENOENT)
+		cbb_err(err, "conduit_bb: cannot open %s/%s: %s",
+			cbb_conf_state_dir(sd->cfg), name, strerror(errno));
+	return fd;
+}
+
+void cbb_sf_unlink(cbb_statedir_t *sd, uint32_t job_id, const char *what)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_err_t ignored;
+	int dfd;
+
+	cbb_err_clear(&ignored);
+	dfd = cbb_sf_dir(sd, false, &ignored);
+	if (dfd < 0)
+		return;
+	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
+	(void)unlinkat(dfd, name, 0);
+}
+
+/* After a failed write: leave the file empty rather than half-written (a
+ * reader takes an empty file as no record; if even this fails, the reader's
+ * line checks drop the torn tail). */
+void cbb_sf_empty(int fd)
+{
+	if (ftruncate(fd, 0) != 0)
+		return;
+}
+
+/* Read a small state file whole (NUL-terminated); NULL on failure. */
+char *cbb_sf_read_all(int fd, size_t max, size_t *len)
+{
+	cbb_buf_t b;
+	char chunk[4096];
+	ssize_t n;
+
+	cbb_buf_init(&b, max);
+	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || cbb_buf_add(&b, chunk, (size_t)n) < 0) {
+			cbb_buf_free(&b);
+			return NULL;
+		}
+	}
+	if (cbb_buf_addc(&b, '\0') < 0) {
+		cbb_buf_free(&b);
+		return NULL;
+	}
+	*len = b.len - 1;
+	return cbb_buf_steal(&b);
+}
