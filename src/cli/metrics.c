@@ -269,6 +269,18 @@ static void family(cbb_buf_t *b, const char *name, const char *type,
 			     name, type);
 }
 
+/* A family with one value per stage: {stage="in"} and {stage="out"}. */
+static void per_stage(cbb_buf_t *b, const char *name, const char *type,
+		      const char *help, const unsigned long long v[2])
+{
+	int s;
+
+	family(b, name, type, help);
+	for (s = 0; s < 2; s++)
+		(void)cbb_buf_printf(b, "%s{stage=\"%s\"} %llu\n", name,
+				     stage_names[s], v[s]);
+}
+
 static void render(const metrics_t *m, cbb_buf_t *b)
 {
 	static const char *const kinds[] = { "started", "unconfirmed",
@@ -287,18 +299,12 @@ static void render(const metrics_t *m, cbb_buf_t *b)
 						     "%llu\n", stage_names[s],
 						     outcome_names[k],
 						     m->directives[s][k]);
-		family(b, "conduit_bb_transferred_bytes_total", "counter",
-		       "Bytes moved by the finished transfers in the AuditLog.");
-		for (s = 0; s < 2; s++)
-			(void)cbb_buf_printf(b, "conduit_bb_transferred_bytes_total"
-					     "{stage=\"%s\"} %llu\n",
-					     stage_names[s], m->bytes[s]);
-		family(b, "conduit_bb_transferred_files_total", "counter",
-		       "Files moved by the finished transfers in the AuditLog.");
-		for (s = 0; s < 2; s++)
-			(void)cbb_buf_printf(b, "conduit_bb_transferred_files_total"
-					     "{stage=\"%s\"} %llu\n",
-					     stage_names[s], m->files[s]);
+		per_stage(b, "conduit_bb_transferred_bytes_total", "counter",
+			  "Bytes moved by the finished transfers in the AuditLog.",
+			  m->bytes);
+		per_stage(b, "conduit_bb_transferred_files_total", "counter",
+			  "Files moved by the finished transfers in the AuditLog.",
+			  m->files);
 		family(b, "conduit_bb_transfer_duration_seconds", "histogram",
 		       "Time from a finished transfer's creation to its end, from "
 		       "the AuditLog.");
@@ -318,27 +324,18 @@ static void render(const metrics_t *m, cbb_buf_t *b)
 				m->hist_count[s], stage_names[s], m->hist_sum[s],
 				stage_names[s], m->hist_count[s]);
 		}
-		family(b, "conduit_bb_transfers_started_total", "counter",
-		       "Transfers the staging hooks started (or whose start was "
-		       "not confirmed), from the AuditLog's hook records, by stage.");
-		for (s = 0; s < 2; s++)
-			(void)cbb_buf_printf(b, "conduit_bb_transfers_started_total"
-					     "{stage=\"%s\"} %llu\n",
-					     stage_names[s], m->started[s]);
-		family(b, "conduit_bb_transfers_retried_total", "counter",
-		       "Of those, transfers of a directive that had one before (the "
-		       "server lost it, or it failed and was started again).");
-		for (s = 0; s < 2; s++)
-			(void)cbb_buf_printf(b, "conduit_bb_transfers_retried_total"
-					     "{stage=\"%s\"} %llu\n",
-					     stage_names[s], m->retried[s]);
-		family(b, "conduit_bb_transfers_failed_total", "counter",
-		       "Failed transfers, counted by the poll that failed their "
-		       "stage, from the AuditLog's hook records, by stage.");
-		for (s = 0; s < 2; s++)
-			(void)cbb_buf_printf(b, "conduit_bb_transfers_failed_total"
-					     "{stage=\"%s\"} %llu\n",
-					     stage_names[s], m->failed[s]);
+		per_stage(b, "conduit_bb_transfers_started_total", "counter",
+			  "Transfers the staging hooks started (or whose start was "
+			  "not confirmed), from the AuditLog's hook records, by stage.",
+			  m->started);
+		per_stage(b, "conduit_bb_transfers_retried_total", "counter",
+			  "Of those, transfers of a directive that had one before (the "
+			  "server lost it, or it failed and was started again).",
+			  m->retried);
+		per_stage(b, "conduit_bb_transfers_failed_total", "counter",
+			  "Failed transfers, counted by the poll that failed their "
+			  "stage, from the AuditLog's hook records, by stage.",
+			  m->failed);
 		family(b, "conduit_bb_hook_duration_seconds", "histogram",
 		       "How long each call of a staging hook took, from its call "
 		       "to its answer, from the AuditLog's hook records.");
@@ -384,12 +381,10 @@ static void render(const metrics_t *m, cbb_buf_t *b)
 	(void)cbb_buf_printf(b, "conduit_bb_statedir_readable %d\n", m->state_ok);
 	if (!m->state_ok)
 		return;
-	family(b, "conduit_bb_staging_jobs", "gauge",
-	       "Jobs whose stage is under way in StateDir now (started, its "
-	       "summary not yet written), by stage.");
-	for (s = 0; s < 2; s++)
-		(void)cbb_buf_printf(b, "conduit_bb_staging_jobs{stage=\"%s\"} "
-				     "%llu\n", stage_names[s], m->jobs[s]);
+	per_stage(b, "conduit_bb_staging_jobs", "gauge",
+		  "Jobs whose stage is under way in StateDir now (started, its "
+		  "summary not yet written), by stage.",
+		  m->jobs);
 	family(b, "conduit_bb_stage_directives", "gauge",
 	       "Directives of the stages under way, by stage and their newest "
 	       "start record (started; unconfirmed: its answer was lost; "
