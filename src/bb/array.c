@@ -12,10 +12,12 @@
  * Whether another task of the array still waits on its shared
  * stage-ins: a task that joined them and is not over.  When squeue
  * cannot say, it is taken to wait (a shared transfer is never aborted
- * under a task that may need it).  With none left, the array's shared
- * records go too.  All under the array's lock, as every start decision
- * is: a task that is starting or joining them right now (it holds the
- * lock) waits on them, and the records are never removed under it.
+ * under a task that may need it).  All under the array's lock, as every
+ * start decision is: a task that is starting or joining them right now
+ * (it holds the lock) waits on them.  With none left the lock is kept
+ * through the abort and the forgetting (cbb_array_release): were it
+ * let go first, a task starting now would find the transfers still
+ * running, join them, and lose them to the abort.
  */
 #define CBB_TEARDOWN_LOCK_WAIT_MS 2000
 
@@ -24,7 +26,7 @@
  * task's join recorded it, else its first attempt's submit time, and
  * its user): records of another array that had the id are not its.
  */
-bool cbb_array_others_wait(const cbb_job_ctx_t *j)
+int cbb_array_decide(cbb_job_ctx_t *j)
 {
 	uint32_t array_job_id = j->array_job_id, self = j->job_id;
 	cbb_array_ident_t who, joined_as;
@@ -36,6 +38,9 @@ bool cbb_array_others_wait(const cbb_job_ctx_t *j)
 	int alive, lock;
 	bool foreign;
 
+	j->abort_shared = false;
+	if (!array_job_id)
+		return -1;
 	cbb_err_clear(&err);
 	who.uid = j->uid;
 	who.submit = j->restart ? 0 : j->submit;
@@ -45,19 +50,19 @@ bool cbb_array_others_wait(const cbb_job_ctx_t *j)
 	lock = cbb_shared_lock(j->sd, array_job_id,
 			       NULL, CBB_TEARDOWN_LOCK_WAIT_MS);
 	if (lock < 0)
-		return true; /* busy: another task is inside, using them */
+		return -1; /* busy: another task is inside, using them */
 	if (cbb_shared_load_of(j->sd, array_job_id,
 			       &who, &joined, &foreign, &err) < 0 || foreign) {
 		/* another array's: not this task's to decide or remove */
 		cbb_recs_free(&joined);
 		cbb_shared_unlock(lock);
-		return true;
+		return -1;
 	}
 	ids = calloc(joined.n + 1, sizeof(*ids));
 	if (!ids) {
 		cbb_recs_free(&joined);
 		cbb_shared_unlock(lock);
-		return true;
+		return -1;
 	}
 	for (i = 0; i < joined.n; i++) {
 		long id = strtol(joined.v[i].id, NULL, 10);
@@ -71,16 +76,26 @@ bool cbb_array_others_wait(const cbb_job_ctx_t *j)
 	alive = cbb_any_alive(cbb_conf_squeue(j->cfg, sq, sizeof(sq)),
 			      array_job_id, ids, n, CBB_SQUEUE_TIMEOUT_MS);
 	free(ids);
-	if (alive == 0)
-		cbb_shared_forget(j->sd, array_job_id);
-	cbb_shared_unlock(lock);
-	return alive != 0;
+	if (alive != 0) {
+		cbb_shared_unlock(lock);
+		return -1;
+	}
+	j->abort_shared = true;
+	return lock;
 }
 
-void cbb_array_teardown(cbb_job_ctx_t *j)
+int cbb_array_teardown(cbb_job_ctx_t *j)
 {
 	/* a join recorded for another user is another job's */
 	j->array_job_id = cbb_joined_of(j->sd, j->job_id, j->uid, NULL);
-	if (j->array_job_id)
-		j->abort_shared = !cbb_array_others_wait(j);
+	return cbb_array_decide(j);
+}
+
+void cbb_array_release(cbb_job_ctx_t *j, int lock)
+{
+	if (lock < 0)
+		return;
+	/* the holder of the lock: nobody else is inside */
+	cbb_shared_forget(j->sd, j->array_job_id);
+	cbb_shared_unlock(lock);
 }

@@ -16,14 +16,22 @@
 #include "job.h"
 
 /*
- * Whether another task that joined j's array's shared stage-ins is not
- * over (one squeue for the array; unknown counts as waiting; records of
- * another array that had the id count for nothing, and are left alone).
- * With none left, the array's shared records go.
+ * For a teardown, or a poll that finds j over (j->array_job_id set):
+ * whether the array's shared stage-ins are j's to abort, in
+ * j->abort_shared.  They are when no other task that joined them is
+ * alive (one squeue for the array; unknown counts as alive; records of
+ * another array that had the id count for nothing and are left alone).
+ * Then the array's lock is kept and returned (else -1) until
+ * cbb_array_release: the transfers are aborted and the array's records
+ * forgotten before any other task can look at them, so none joins a
+ * transfer that is about to be aborted.
  */
-bool cbb_array_others_wait(const cbb_job_ctx_t *j);
+int cbb_array_decide(cbb_job_ctx_t *j);
 
-/* For a teardown (no job_info): set j's array and abort_shared. */
-void cbb_array_teardown(cbb_job_ctx_t *j);
+/* For a teardown (no job_info): set j's array, then cbb_array_decide. */
+int cbb_array_teardown(cbb_job_ctx_t *j);
+
+/* After the abort: the array's shared records go, and its lock. */
+void cbb_array_release(cbb_job_ctx_t *j, int lock);
 
 #endif

@@ -352,7 +352,7 @@ static int l_job_teardown(lua_State *L)
 	char msg[256], sq[4200];
 	time_t asked_at;
 	bool quiet = false;
-	int rc = 0;
+	int rc = 0, lock;
 
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0) {
@@ -371,8 +371,9 @@ static int l_job_teardown(lua_State *L)
 		cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id,
 				   (uint32_t)uid);
 		/* the last task of an array to go takes its shared records */
-		cbb_array_teardown(&j);
+		lock = cbb_array_teardown(&j);
 		stop_orphaned_stage_in(c, &j);
+		cbb_array_release(&j, lock);
 		cbb_state_forget(&c->sd, (uint32_t)job_id);
 		goto out;
 	}
@@ -396,8 +397,9 @@ static int l_job_teardown(lua_State *L)
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
 		cbb_bbcall_job_ctx(c, &j, &c->grpc, (uint32_t)job_id,
 				   (uint32_t)uid);
-		cbb_array_teardown(&j);
+		lock = cbb_array_teardown(&j);
 		rc = cbb_stage_teardown(&j, true, false, &err);
+		cbb_array_release(&j, lock);
 	} else {
 		rc = -1;
 	}

@@ -46,12 +46,22 @@ int cbb_shared_lock_for(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	return *fd >= 0;
 }
 
+bool cbb_task_joined(const cbb_recs_t *recs)
+{
+	size_t i;
+
+	for (i = 0; i < recs->n; i++)
+		if (recs->v[i].kind == CBB_REC_JOINED)
+			return true;
+	return false;
+}
+
 void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 		     const cbb_recs_t *shared)
 {
 	char id[16];
 	size_t i;
-	bool in_array = false, in_own = false;
+	bool in_array = false;
 	cbb_rec_t r;
 	cbb_err_t e;
 
@@ -61,8 +71,6 @@ void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 	for (i = 0; i < shared->n; i++)
 		in_array = in_array || (shared->v[i].kind == CBB_REC_JOINED &&
 					!strcmp(shared->v[i].id, id));
-	for (i = 0; i < recs->n; i++)
-		in_own = in_own || recs->v[i].kind == CBB_REC_JOINED;
 	cbb_job_rec(j, &r, CBB_KEY_SHARED, 0, 0, CBB_REC_JOINED, NULL);
 	r.uid = ident_of(j).uid;
 	r.has_uid = r.uid != CBB_UID_UNKNOWN;
@@ -71,7 +79,7 @@ void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
 		(void)cbb_shared_add(j->sd, j->array_job_id, &r, 1, &e);
 	}
-	if (!in_own) {
+	if (!cbb_task_joined(recs)) {
 		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
 		(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
 	}

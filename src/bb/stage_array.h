@@ -22,6 +22,8 @@ bool cbb_any_shared(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
  */
 int cbb_shared_lock_for(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			cbb_stage_t stage, int *fd);
+/* Whether the task's own records say it joined its array's stage-ins. */
+bool cbb_task_joined(const cbb_recs_t *recs);
 /* Record once that this task uses its array's shared stage-ins. */
 void cbb_join_shared(cbb_job_ctx_t *j, bool uses, const cbb_recs_t *recs,
 		     const cbb_recs_t *shared);

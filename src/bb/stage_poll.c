@@ -243,6 +243,7 @@ int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err)
 	const char *word = "";
 	time_t asked_at = time(NULL);
 	int over = j->have_state ? cbb_state_over(j->job_state, &word) : -1;
+	int lock;
 
 	if (over == 0)
 		return 0;
@@ -260,10 +261,10 @@ int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err)
 		return 0;
 	cbb_over_mark(j->sd, j->job_id, asked_at);
 	cbb_err_clear(&abort_err);
-	if (j->array_job_id)
-		j->abort_shared = !cbb_array_others_wait(j);
+	lock = cbb_array_decide(j);
 	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
 		cbb_job_note(j, CBB_LOG_ERROR, abort_err.msg);
+	cbb_array_release(j, lock);
 	/* the teardown that would have forgotten the job may never come */
 	cbb_state_forget(j->sd, j->job_id);
 	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "stage_int.h"
+#include "stage_array.h"
 #include "stage_find.h"
 
 /* Decide what each directive of `stage` needs (views has plan->n room). */
@@ -70,6 +71,15 @@ size_t cbb_stage_view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				cbb_stage_record(j, type, a, d->index, CBB_REC_LOST,
 					   r->id);
 			v->lost = true;
+			v->v = V_START;
+			continue;
+		}
+		if (x && v->shared && !r && cbb_transfer_failed(x) &&
+		    !(d->action == CBB_MV && x->started) &&
+		    !cbb_task_joined(recs)) {
+			/* the tasks that waited on it are gone, and the last
+			 * one's teardown aborted it and forgot its records:
+			 * it failed before this task came; start it again */
 			v->v = V_START;
 			continue;
 		}

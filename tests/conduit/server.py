@@ -36,6 +36,13 @@ Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
                      work or (after: true) once it is done.  Counts are
                      kept per entry (tag tells equal entries apart) for
                      the life of the server process.
+  gate               [{"method": "Query", "comment": "<regex>", "file": "/path",
+                       "count": 1}]
+                     hold the method's first `count` matching calls until
+                     the file exists (at most 120 s), logged at arrival
+                     with status "gated": a test waits for that line,
+                     does what must happen while the caller is held, then
+                     creates the file
 Every RPC is appended to --log as one JSON line (with the client's
 address and port: one port per connection, its receive time t0 and the
 client's conduit-bb-request-id, the same for every retry of one call).
@@ -459,11 +466,31 @@ class ServerBase:
                                                             "after" if after else "before"))
             context.abort(code, e.get("message", ""))
 
+    def gate(self, method, texts):
+        """The gate knob: hold a call until a file exists (see the top)."""
+        for e in self.faults.get().get("gate", []):
+            if e.get("method") != method:
+                continue
+            rx = e.get("comment")
+            if rx and not any(re.search(rx, t or "") for t in texts):
+                continue
+            key = "gate " + json.dumps(e, sort_keys=True)
+            with self.inject_lock:
+                used = self.injected.get(key, 0)
+                if used >= e.get("count", 1):
+                    continue
+                self.injected[key] = used + 1
+            self.log(method, "?", status="gated")
+            end = now() + 120
+            while not os.path.exists(e["file"]) and now() < end:
+                time.sleep(0.02)
+
     def faulted(self, method, context, texts=()):
         self.local.t0 = now()
         self.local.peer = context.peer()  # "ipv4:127.0.0.1:PORT": one per connection
         self.local.rid = dict(context.invocation_metadata()).get("conduit-bb-request-id", "")
         self.inject(method, context, False, texts)
+        self.gate(method, texts)
         f = self.faults.get()
         stall = f.get("stall_ms", {}).get(method, 0)
         if stall:

@@ -117,6 +117,46 @@ describe("an array's shared stage-in, tasks in processes of their own", function
     assert.are.equal(1, shared_starts(mark, tasks.id))
   end)
 
+  it("no task joins a shared stage-in that the last task's teardown is aborting", function()
+    -- the shared transfer runs until the test lets it end
+    local slow = '"delay_ms": {"DATA_TRANSFERRING": 600000}'
+    faults("{" .. slow .. "}")
+    local tasks = array(2, { "#CONDUIT_PRE cp in/a.txt out/race-abort.txt" })
+    local A, C = tasks[1], tasks[2]
+    squeue(tasks)
+    local mark = rpc_mark()
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(A.id, A.script, A.uid, A.uid, A.info)))
+    -- A is cancelled while C still pends: A's hurried teardown finds no
+    -- other task waiting on the shared stage-in and aborts it; the Query
+    -- it aborts from is held at a gate until C has tried to start
+    A.state = "CANCELLED"
+    squeue(tasks)
+    local gate = work .. "/gate-" .. A.id
+    os.remove(gate)
+    faults("{" .. slow .. ', "gate": [{"method": "Query", "comment": "^(?!.*' .. C.id ..
+           ')", "file": "' .. gate .. '"}]}')
+    local out = spawn(tasks, A, "hurry")
+    local t0 = os.time()
+    while not (slurp(H.sdir .. "/rpc.log") or ""):sub(mark.off + 1):find('"gated"', 1, true) do
+      assert(os.time() - t0 < 30, "A's teardown never sent its Query")
+      sleep(0.05)
+    end
+    -- C starts now: it must not join the transfer being aborted
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(C.id, C.script, C.uid, C.uid, C.info)))
+    spit(gate, "")
+    local got = wait_all(60)
+    assert.truthy(got[out]:find("teardown 0 ", 1, true), got[out])
+    -- the aborted transfer failed before C came: C stages in all the same
+    faults()
+    local rc, msg = H.poll("slurm_bb_test_data_in", C, 60)
+    assert.are.equal(0, rc, msg)
+    assert.are.equal("alpha\n", slurp(work .. "/out/race-abort.txt"))
+    -- A's start and C's own: C joined nothing that was aborted
+    assert.are.equal(2, shared_starts(mark, tasks.id))
+  end)
+
   it("starts each shared stage-in exactly once while many tasks join and tear down at once", function()
     faults('{"stall_ms": {"StartTransfer": 300, "Query": 50}}')
     local arrays, mark = {}, rpc_mark()

@@ -4,7 +4,8 @@
 -- ACTION: "in" (data_in, then test_data_in until it stops saying BUSY),
 -- "done" (the same, then the teardown at the job's end), "start"
 -- (data_in only), "cancel" (data_in, then a hurried teardown), "teardown"
--- (a teardown only); after DELAY seconds.  Prints one line per hook:
+-- (a teardown only), "hurry" (a hurried teardown only); after DELAY
+-- seconds.  Prints one line per hook:
 -- name, rc, message.
 local dir, action, job, script, workdir, array, task, submit, delay = ...
 package.cpath = dir .. "/?.so;" .. package.cpath
@@ -31,7 +32,7 @@ local function say(hook, rc, msg)
 end
 
 if delay and delay ~= "0" then os.execute("sleep " .. delay) end
-if action ~= "teardown" then
+if action ~= "teardown" and action ~= "hurry" then
   fresh()
   say("data_in", slurm_bb_data_in(job, script, uid, uid, info))
 end
@@ -47,8 +48,8 @@ if action == "in" or action == "done" then
     os.execute("sleep 0.1")
   end
 end
-if action == "done" or action == "cancel" or action == "teardown" then
+if action == "done" or action == "cancel" or action == "teardown" or action == "hurry" then
+  local hurry = (action == "cancel" or action == "hurry") and "true" or "false"
   fresh()
-  say("teardown", slurm_bb_job_teardown(job, script, action == "cancel" and "true" or "false",
-                                         uid, uid))
+  say("teardown", slurm_bb_job_teardown(job, script, hurry, uid, uid))
 end
