@@ -8,7 +8,7 @@
 #                             25.05-lua5.3, 25.11-lua5.4, 26.05-switch)
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
 #   make install DESTDIR=... PREFIX=... [LUA_VERSION=...]
-#   make fuzz FUZZ_SECONDS=60 run the libFuzzer target (clang)
+#   make fuzz [FUZZ_SECONDS=600] run the libFuzzer target for 10 min (clang)
 #   make switch-plugin SLURM_SRC=<configured Slurm 26.05 tree>
 #                             build/switch_lua/: the switch/lua plugin for
 #                             that very Slurm, and its helper

@@ -61,7 +61,7 @@ $(B)/fuzz/fuzz_parse: tests/fuzz/fuzz_parse.c $(FUZZ_SRC) $(HDRS) | $(B)/fuzz
 	clang -std=gnu99 -D_GNU_SOURCE -g -O1 $(SAN) -fsanitize=fuzzer $(INC_ALL) \
 	  tests/fuzz/fuzz_parse.c $(FUZZ_SRC) -o $@
 
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 600
 fuzz: $(B)/fuzz/fuzz_parse
 	rm -rf $(B)/fuzz/work && mkdir -p $(B)/fuzz/work
 	cp tests/fuzz/corpus/* $(B)/fuzz/work/
