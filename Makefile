@@ -79,7 +79,8 @@ CLI_ADMIN := bb/directive_json core/bytes core/grpc core/grpc_frame core/cluster
              bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep bb/audit \
              switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
-             cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics
+             cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics \
+             cli/apart
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch);

@@ -61,6 +61,43 @@ static int as_op(as_op_t op, const char *path)
 	return unlink(probe) < 0 ? errno : 0;
 }
 
+static int become_slurm_user(const void *who)
+{
+	const slurm_user_t *su = who;
+
+	if (initgroups(su->name, su->gid) < 0 || setgid(su->gid) < 0 ||
+	    setuid(su->uid) < 0)
+		return -1;
+	return 0;
+}
+
+typedef struct {
+	as_op_t op;
+	const char *path;
+	as_fn_t fn;
+	const void *arg;
+	size_t size;
+} as_call_t;
+
+static int op_apart(const void *arg, cbb_buf_t *out)
+{
+	const as_call_t *c = arg;
+
+	(void)out;
+	return as_op(c->op, c->path) & 0xff;
+}
+
+static int fn_apart(const void *arg, cbb_buf_t *out)
+{
+	const as_call_t *c = arg;
+	char msg[4096];
+	int rc;
+
+	rc = c->fn(c->arg, msg, c->size < sizeof(msg) ? c->size : sizeof(msg));
+	(void)cbb_buf_adds(out, msg);
+	return rc ? 1 : 0;
+}
+
 /*
  * Do `op` on `path` as SlurmUser: directly when we are SlurmUser, in a
  * child that becomes SlurmUser when we are root.  Returns 0, an errno,
@@ -68,8 +105,9 @@ static int as_op(as_op_t op, const char *path)
  */
 int doctor_as_slurm_user(const slurm_user_t *su, as_op_t op, const char *path)
 {
-	pid_t pid;
-	int st;
+	as_call_t c = { op, path, NULL, NULL, 0 };
+	cbb_buf_t none;
+	int rc;
 
 	if (!su->known)
 		return -1;
@@ -77,22 +115,10 @@ int doctor_as_slurm_user(const slurm_user_t *su, as_op_t op, const char *path)
 		return as_op(op, path);
 	if (geteuid() != 0)
 		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (initgroups(su->name, su->gid) < 0 || setgid(su->gid) < 0 ||
-		    setuid(su->uid) < 0)
-			_exit(255);
-		_exit(as_op(op, path) & 0xff);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) == 255)
-		return -1;
-	return WEXITSTATUS(st);
+	cbb_buf_init(&none, 1);
+	rc = cbb_apart(become_slurm_user, su, op_apart, &c, &none);
+	cbb_buf_free(&none);
+	return rc;
 }
 
 /*
@@ -105,10 +131,9 @@ int doctor_as_slurm_user(const slurm_user_t *su, as_op_t op, const char *path)
 int doctor_as_slurm_user_call(const slurm_user_t *su, as_fn_t fn,
 			      const void *arg, char *msg, size_t size)
 {
-	int fds[2], st;
-	size_t got = 0;
-	ssize_t n;
-	pid_t pid;
+	as_call_t c = { AS_READ, NULL, fn, arg, size };
+	cbb_buf_t got;
+	int rc;
 
 	msg[0] = '\0';
 	if (!su->known)
@@ -117,44 +142,11 @@ int doctor_as_slurm_user_call(const slurm_user_t *su, as_fn_t fn,
 		return fn(arg, msg, size);
 	if (geteuid() != 0)
 		return -1;
-	if (pipe(fds) < 0)
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		int rc;
-
-		close(fds[0]);
-		if (initgroups(su->name, su->gid) < 0 || setgid(su->gid) < 0 ||
-		    setuid(su->uid) < 0)
-			_exit(255);
-		rc = fn(arg, msg, size);
-		if (write(fds[1], msg, strlen(msg)) < 0)
-			_exit(255);
-		_exit(rc ? 1 : 0);
-	}
-	close(fds[1]);
-	while (got + 1 < size &&
-	       (n = read(fds[0], msg + got, size - got - 1)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		got += (size_t)n;
-	}
-	msg[got] = '\0';
-	close(fds[0]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) == 255)
-		return -1;
-	return WEXITSTATUS(st);
+	cbb_buf_init(&got, size);
+	rc = cbb_apart(become_slurm_user, su, fn_apart, &c, &got);
+	snprintf(msg, size, "%s", got.data ? got.data : "");
+	cbb_buf_free(&got);
+	return rc;
 }
 
 const char *doctor_who(const slurm_user_t *su)

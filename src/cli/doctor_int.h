@@ -32,6 +32,7 @@
 #include <openssl/x509v3.h>
 
 #include "admin.h"
+#include "apart.h"
 #include "audit.h"
 #include "buf.h"
 #include "cluster.h"

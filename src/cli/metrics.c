@@ -36,11 +36,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "admin.h"
+#include "apart.h"
 #include "buf.h"
 #include "config.h"
 #include "key.h"
@@ -453,60 +453,24 @@ static void collect(const cbb_config_t *cfg, cbb_buf_t *b)
 	render(&m, b);
 }
 
+static int collect_fn(const void *arg, cbb_buf_t *out)
+{
+	collect(arg, out);
+	return 0;
+}
+
 /*
  * Root writes the output file (node_exporter's directory is not
  * SlurmUser's), so the reading, as StateDir's owner, happens in a child
- * that hands the text back through a pipe.
+ * that hands the text back (collect becomes the owner itself).
  */
 static int collect_apart(const cbb_config_t *cfg, cbb_buf_t *b)
 {
-	char chunk[8192];
-	int fds[2], st;
-	ssize_t n;
-	pid_t pid;
-
 	if (geteuid() != 0) {
 		collect(cfg, b);
 		return 0;
 	}
-	if (pipe(fds) < 0)
-		return -1;
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		cbb_buf_t mine;
-		size_t off = 0;
-
-		close(fds[0]);
-		cbb_buf_init(&mine, (size_t)4 << 20);
-		collect(cfg, &mine);
-		while (off < mine.len) {
-			n = write(fds[1], mine.data + off, mine.len - off);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				_exit(1);
-			off += (size_t)n;
-		}
-		_exit(0);
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || cbb_buf_add(b, chunk, (size_t)n) < 0)
-			break;
-	}
-	close(fds[0]);
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	return cbb_apart(NULL, NULL, collect_fn, cfg, b) == 0 ? 0 : -1;
 }
 
 int cbb_cmd_metrics(int argc, char **argv)
