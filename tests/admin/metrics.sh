@@ -15,24 +15,8 @@ CBB=$here/build/conduit-bb
 [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
 /usr/bin/python3 -c 'import prometheus_client.parser' 2>/dev/null ||
 	{ echo "python3-prometheus-client is missing (tests/deps.sh)"; exit 1; }
-t=$(mktemp -d /tmp/cbb-metrics.XXXXXX)
-chmod 0755 "$t"
-work=
-cleanup() {
-	sh tests/conduit/server-ctl.sh stop "$t/server" 2>/dev/null
-	[ -n "$work" ] && rm -rf "$work"
-	rm -rf "$t"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-sh tests/conduit/server-ctl.sh start "$t/server" >/dev/null || exit 1
-mkdir -p "$t/jobstates"
-CBB_MODULE_DIR=build/lua5.4 CBB_SERVER_DIR=$t/server CONDUIT_BB_CONF=$t/conduit_bb.conf \
-	FAKE_SQUEUE_DIR=$t/jobstates CBB_JOB_BASE=800000 \
-	lua5.4 tests/admin/jobs.lua "$t/ids" || { echo "the hooks could not set the jobs up"; exit 1; }
-. "$t/ids"
-work=$WORK
+. tests/admin/jobs.sh
+jobs_setup metrics 800000
 chown -R nobody "$work/state" "$work/log/audit.log"
 chmod 0640 "$work/log/audit.log"
 # and a line that is not conduit_bb's, and a hook record of a hook that

@@ -10,25 +10,9 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here" || exit 2
 CBB=$here/build/conduit-bb
 [ "$(id -u)" -eq 0 ] || { echo "needs root"; exit 77; }
-t=$(mktemp -d /tmp/cbb-status.XXXXXX)
-chmod 0755 "$t"
-work=
-cleanup() {
-	sh tests/conduit/server-ctl.sh stop "$t/server" 2>/dev/null
-	[ -n "$work" ] && rm -rf "$work"
-	rm -rf "$t"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. tests/admin/jobs.sh
+jobs_setup status 700000
 fail() { echo "FAILED: $*"; echo "--- status said:"; cat "$t/out"; exit 1; }
-
-sh tests/conduit/server-ctl.sh start "$t/server" >/dev/null || exit 1
-mkdir -p "$t/jobstates"
-CBB_MODULE_DIR=build/lua5.4 CBB_SERVER_DIR=$t/server CONDUIT_BB_CONF=$t/conduit_bb.conf \
-	FAKE_SQUEUE_DIR=$t/jobstates CBB_JOB_BASE=700000 \
-	lua5.4 tests/admin/jobs.lua "$t/ids" || { echo "the hooks could not set the jobs up"; exit 1; }
-. "$t/ids"
-work=$WORK
 # as SlurmUser's: StateDir and the client certificate and key owned by nobody
 chown -R nobody "$work/state" "$t/server/pki/service.key" "$t/server/pki/service.crt"
 

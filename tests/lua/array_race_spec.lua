@@ -12,26 +12,7 @@ local work, statedir, jobstates = H.work, H.statedir, H.jobstates
 local module_dir = assert(os.getenv("CBB_MODULE_DIR"))
 local lua = "lua" .. _VERSION:match("%d+%.%d+")
 
--- An array of `count` tasks with one script; task 0 has the array's id
--- and every task the array's submit time, as in Slurm.
-local function array(count, directives)
-  local tasks = {}
-  for i = 0, count - 1 do
-    local t = new_job(directives)
-    if i > 0 then
-      t.script = tasks[1].script
-      t.submit = tasks[1].submit
-    end
-    t.task = i
-    t.state = "PENDING"
-    tasks[#tasks + 1] = t
-  end
-  tasks.id = tasks[1].id
-  for _, t in ipairs(tasks) do
-    t.info = info_of(t, { array_job_id = tonumber(tasks.id), array_task_id = t.task })
-  end
-  return tasks
-end
+local array = H.array
 
 -- What squeue says: each task's own row, and the array's id lists them all.
 local function squeue(tasks)

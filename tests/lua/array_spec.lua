@@ -11,26 +11,7 @@ local poll, make_file, sleep = H.poll, H.make_file, H.sleep
 local work, statedir, jobstates = H.work, H.statedir, H.jobstates
 
 local n = 0
--- An array of `count` tasks with the same script; task 0 has the array's
--- id, and every task the array's submit time, as in Slurm (it copies
--- them to each task it splits off).  Every task is pending in squeue.
-local function array(count, directives)
-  local tasks = {}
-  for i = 0, count - 1 do
-    local t = new_job(directives)
-    if i > 0 then
-      t.script = tasks[1].script
-      t.submit = tasks[1].submit
-    end
-    tasks[#tasks + 1] = t
-  end
-  local a = tonumber(tasks[1].id)
-  for i, t in ipairs(tasks) do
-    t.info = info_of(t, { array_job_id = a, array_task_id = i - 1 })
-    t.state = "PENDING"
-  end
-  return tasks
-end
+local array = H.array
 
 -- What squeue says: each task's own row, and the array's id lists them all.
 local function set_state(tasks, i, state)

@@ -118,6 +118,30 @@ end
 -- sent again (a lost reply, a server that said "try again") is one
 -- request; and a line of a call the server received before the mark
 -- (one a hook gave up on, logged late) is not counted after it.
+-- An array of `count` tasks with one script: task 0 has the array's id,
+-- and every task the array's submit time, as in Slurm (it copies them to
+-- each task it splits off).  Each task is pending, knows its index
+-- (t.task) and has its job_info; tasks.id is the array's id.
+local function array(count, directives)
+  local tasks = {}
+  for i = 0, count - 1 do
+    local t = new_job(directives)
+    if i > 0 then
+      t.script = tasks[1].script
+      t.submit = tasks[1].submit
+    end
+    t.task = i
+    t.state = "PENDING"
+    tasks[#tasks + 1] = t
+  end
+  tasks.id = tasks[1].id
+  for _, t in ipairs(tasks) do
+    t.info = info_of(t, { array_job_id = tonumber(tasks.id), array_task_id = t.task })
+  end
+  return tasks
+end
+H.array = array
+
 local function wall_ms()
   local p = io.popen("date +%s%3N")
   local v = tonumber(p:read("*l"))
