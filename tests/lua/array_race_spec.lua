@@ -7,7 +7,7 @@ package.path = "tests/lua/?.lua;" .. package.path
 local H = require("harness")
 H.ids_from(97000)
 local sh, slurp, spit, faults, fresh = H.sh, H.slurp, H.spit, H.faults, H.fresh
-local info_of, new_job, rpc_mark, sleep = H.info_of, H.new_job, H.rpc_mark, H.sleep
+local rpc_mark, sleep = H.rpc_mark, H.sleep
 local work, statedir, jobstates = H.work, H.statedir, H.jobstates
 local module_dir = assert(os.getenv("CBB_MODULE_DIR"))
 local lua = "lua" .. _VERSION:match("%d+%.%d+")
