@@ -5,13 +5,13 @@
 # Slurm; each has its own cached root:
 #
 #   24.11  Debian 13 (trixie) packages: Slurm 24.11, linked with Lua 5.1
-#          root /var/tmp/conduit-bb-trixie
+#          root $ROOTS/conduit-bb-trixie
 #   26.05  Debian forky packages: Slurm 26.05, linked with Lua 5.1
-#          root /var/tmp/conduit-bb-forky
+#          root $ROOTS/conduit-bb-forky
 #   24.11-lua5.4
 #          Slurm 24.11.5 built from Debian's copy of the upstream source
 #          against Lua 5.4 (as EL9 sites run it), in a Debian 13 root
-#          root /var/tmp/conduit-bb-trixie-lua54
+#          root $ROOTS/conduit-bb-trixie-lua54
 #   26.05-switch
 #          Slurm 26.05.3 built from ../shared/vendor/slurm-26.05.3.tar.xz
 #          (or CBB_SLURM_TARBALL, or SLURM_SRC: a Slurm 26.05 source tree)
@@ -19,26 +19,28 @@
 #          in a Debian 13 root, with the switch/lua plugin of slurm/switch_lua/
 #          built against that tree: two slurmd on this host (nodes cbb1 and
 #          cbb2), SwitchType=switch/lua; its scenario is switch.sh
-#          root /var/tmp/conduit-bb-trixie-switch, ports 7817 7818 25600
+#          root $ROOTS/conduit-bb-trixie-switch, ports 7817 7818 25600
 #   25.05-lua5.3
 #          Slurm 25.05.8 built from ../shared/vendor/slurm-25.05.8.tar.xz
 #          against Lua 5.3 (as EL8 builds link it), in a Debian 13 root
-#          root /var/tmp/conduit-bb-trixie-2505
+#          root $ROOTS/conduit-bb-trixie-2505
 #   25.11-lua5.4
 #          Slurm 25.11.7 built from ../shared/vendor/slurm-25.11.7.tar.xz
 #          against Lua 5.4, in a Debian 13 root
-#          root /var/tmp/conduit-bb-trixie-2511
+#          root $ROOTS/conduit-bb-trixie-2511
 #   (the release tarballs' directory: CBB_SLURM_VENDOR, default
 #   ../shared/vendor beside the project; these two run the parts that
 #   tell Slurm versions apart, not faults and the 100-job wave)
 #
 # Other parameters (environment), each with a default from the profile:
-#   CBB_E2E_ROOT, CBB_E2E_SUITE (the Debian suite), CBB_E2E_PORTS
+#   CBB_E2E_ROOTS (the directory of the cached roots, default /var/tmp:
+#   an empty one builds every root from nothing), CBB_E2E_ROOT, CBB_E2E_SUITE (the Debian suite), CBB_E2E_PORTS
 #   ("slurmctld slurmd conduit", default "6817 6818 24600"; slurmdbd
 #   takes slurmctld's port + 2; with two slurmd the second takes slurmd's
 #   port + 10 and the session controller conduit's + 1), and
 #   CBB_DEBIAN_MIRROR (default: the mirror of this machine's apt sources).
 PROFILE=${CBB_E2E_SLURM:-24.11}
+ROOTS=${CBB_E2E_ROOTS:-/var/tmp}
 HERE=${HERE:-$(cd "$(dirname "$0")/../.." && pwd)}
 SLURM_SOURCE=                    # a version: built from source, not packages
 SLURM_TARBALL=                   # its source: a local tarball, else Debian's
@@ -55,7 +57,7 @@ VENDOR=${CBB_SLURM_VENDOR:-$HERE/../shared/vendor}
 # Slurm VERSION built from SOURCE (a tarball or a source tree; default
 # Debian's copy of the upstream tarball) against Lua LUA
 from_source() {
-	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-$1}
+	R=${CBB_E2E_ROOT:-$ROOTS/conduit-bb-$1}
 	SUITE=${CBB_E2E_SUITE:-trixie}
 	BOOTSTRAP_SCRIPT=$SUITE
 	SLURM_SOURCE=$2
@@ -68,12 +70,12 @@ from_source() {
 }
 case $PROFILE in
 24.11)
-	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-trixie}
+	R=${CBB_E2E_ROOT:-$ROOTS/conduit-bb-trixie}
 	SUITE=${CBB_E2E_SUITE:-trixie}
 	BOOTSTRAP_SCRIPT=$SUITE
 	LUA=5.1 ;;
 26.05)
-	R=${CBB_E2E_ROOT:-/var/tmp/conduit-bb-forky}
+	R=${CBB_E2E_ROOT:-$ROOTS/conduit-bb-forky}
 	SUITE=${CBB_E2E_SUITE:-forky}
 	# this host's debootstrap has no script for forky; sid's works
 	BOOTSTRAP_SCRIPT=sid
