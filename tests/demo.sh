@@ -58,7 +58,8 @@ echo "computed $(($(wc -l < "$out/summary.csv") - 1)) station summaries"
 JOB
 chown 2001:2001 "$R$JOBS/climate.sh"
 # slow the transfers a little so each stage can be seen
-printf '{"delay_ms": {"DATA_TRANSFERRING": 2000}}\n' > "$R$SRV/faults.json"
+printf '{"delay_ms": {"DATA_TRANSFERRING": 2000}}\n' > "$R$SRV/faults.json.new" &&
+	mv "$R$SRV/faults.json.new" "$R$SRV/faults.json"
 
 say "the job script (as user alice)"
 cat "$R$JOBS/climate.sh"
@@ -99,7 +100,7 @@ show "ls -l /data/results/run-$J && cat /data/results/run-$J/summary.csv"
 in_root ls -l "/data/results/run-$J"
 cat "$R/data/results/run-$J/summary.csv"
 
-printf '{}\n' > "$R$SRV/faults.json"
+printf '{}\n' > "$R$SRV/faults.json.new" && mv "$R$SRV/faults.json.new" "$R$SRV/faults.json"
 state=$(in_root scontrol show job -o "$J" | tr ' ' '\n' | sed -n 's/^JobState=//p')
 say "done: job $J is $state; stopping the cluster"
 [ "$state" = COMPLETED ] && [ -s "$R/data/results/run-$J/summary.csv" ]

@@ -102,17 +102,23 @@ def now():
 
 
 class Faults:
+    """The knobs, re-read on every use.  A file caught half-written (a
+    writer that does not rename into place) reads as the last knobs that
+    parsed, never as none: a held transfer must not run on by accident."""
+
     def __init__(self, path):
         self.path = path
+        self.last = {}
 
     def get(self):
         if not self.path or not os.path.exists(self.path):
             return {}
         try:
             with open(self.path) as f:
-                return json.load(f)
+                self.last = json.load(f)
         except (OSError, ValueError):
-            return {}
+            pass
+        return self.last
 
 
 class Store:

@@ -7,7 +7,7 @@
 # a 0600 token file (SessionDelivery=file).
 
 CTL=$R$SESSIONS
-ctl_faults() { printf '%s\n' "$1" > "$CTL/faults.json"; }
+ctl_faults() { printf '%s\n' "$1" > "$CTL/faults.json.new" && mv "$CTL/faults.json.new" "$CTL/faults.json"; }
 ctl_lines() { grep -F "\"path\": \"/v1/sessions/conduit/$1\"" "$CTL/log" 2>/dev/null; }
 ctl_count() { ctl_lines "$1" | grep -c "\"what\": \"$2\""; } # JOB WHAT
 ctl_puts() { ctl_lines "$1" | grep -c '"method": "PUT"'; }

@@ -67,7 +67,13 @@ local function conf(over)
   end
   spit(conf_path, table.concat(lines, "\n") .. "\n")
 end
-local function faults(json) spit(sdir .. "/faults.json", json or "{}") end
+-- Written whole and renamed into place: the server re-reads the file on
+-- every call and worker tick, and a half-written file must never read
+-- as "no faults" (a held transfer would run on).
+local function faults(json)
+  spit(sdir .. "/faults.json.new", json or "{}")
+  assert(os.rename(sdir .. "/faults.json.new", sdir .. "/faults.json"))
+end
 
 -- ---- the host: slurm table, fresh module per call ---------------------
 local logged

@@ -44,18 +44,22 @@ class State:
 
 
 def make_handler(state, log_path, faults_path):
+    last_faults = [{}]
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def faults(self):
+            # a file caught half-written reads as the last knobs that parsed
             if not faults_path or not os.path.exists(faults_path):
                 return {}
-            with open(faults_path) as f:
-                try:
-                    return json.load(f)
-                except ValueError:
-                    return {}
+            try:
+                with open(faults_path) as f:
+                    last_faults[0] = json.load(f)
+            except (OSError, ValueError):
+                pass
+            return last_faults[0]
 
         def fault(self):
             fl = self.faults()
