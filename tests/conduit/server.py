@@ -14,6 +14,9 @@ state that survives a restart.
 Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
   step_ms            delay between states (default 20)
   delay_ms           {"DATA_TRANSFERRING": 2000, ...} per state
+  hold_at            [{"state": "DATA_TRANSFERRING", "ms": 600000,
+                       "comment": "<regex>"}]  delay_ms for the matching
+                     transfers only (the longest delay that matches wins)
   fail_at            [{"state": "VALIDATING", "error": "ERROR_VALIDATION",
                        "message": "...", "comment": "<regex>"}]
   stall_ms           {"Query": 5000, ...} sleep before answering
@@ -709,6 +712,10 @@ class Worker(threading.Thread):
                 self.store.save()
                 return
             delay = knob(f.get("delay_ms", {}), st, f.get("step_ms", 20))
+            for rule in f.get("hold_at", []):
+                if rule.get("state") in (state_name(st), state_name(st)[9:]) and \
+                        re.search(rule.get("comment", ""), t["comment"]):
+                    delay = max(delay, rule.get("ms", 0))
             if now() - t["changed"] < delay / 1000.0:
                 return
             for rule in f.get("fail_at", []):

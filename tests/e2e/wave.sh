@@ -327,9 +327,22 @@ mark restarted
 # behind them: a requeued job still staging out when slurmctld restarts is
 # one Slurm loses (docs/admin.md); released, each goes through stage-out
 # again, where the Conduit server will be stopped under one of them
+# Each is requeued as soon as its script runs: they need not all run at
+# once (each runs 30 s, and they start as their stage-ins end).
 release_kept $for_requeue
-requeued=$(only=$for_requeue wait_ids 180 RUNNING "" 5 body)
-for j in $requeued; do in_root scontrol requeuehold "$j"; done
+requeued=""
+end=$(( $(date +%s) + 240 ))
+while [ "$(echo $requeued | wc -w)" -lt 5 ] && [ "$(date +%s)" -lt "$end" ]; do
+	sample
+	release_held
+	let_go
+	for j in $(ids_where RUNNING "" 1000 body); do
+		case " $for_requeue " in *" $j "*) ;; *) continue ;; esac
+		case " $requeued " in *" $j "*) continue ;; esac
+		in_root scontrol requeuehold "$j" && requeued="$requeued $j"
+	done
+	sleep 0.5
+done
 mark requeued
 expect "wave: 5 jobs requeued while running" [ "$(echo $requeued | wc -w)" = 5 ]
 # their first attempt staged out (best effort) and torn down
@@ -340,13 +353,16 @@ requeued_settled() {
 }
 expect "wave: ... each staged its first attempt out and waits, held" wait_for 120 requeued_settled
 release_held
-# the 3 kept for it run (their stage-in at the usual pace), then stage-out
-# is held while their scripts sleep, so all 3 stay in it until hurried
+# the 3 kept for it run (their stage-in at the usual pace) and their
+# stage-out is held from the start (a knob on their transfers only), so
+# each stays in it until all 3 are there and hurried, whenever each gets
+# there; then every stage-out is held for the restart below
+hurry_rx="^(?=.*SLURMJOB:($(echo $for_hurry | tr ' ' '|')),)(?=.*SLURMTYPE:CONDUIT_POST,)"
+faults "{$FLOW, \"hold_at\": [{\"state\": \"DATA_TRANSFERRING\", \"ms\": 600000, \"comment\": \"$hurry_rx\"}]}"
 release_kept $for_hurry
-only=$for_hurry wait_ids 180 RUNNING "" 3 body >/dev/null
-faults "{$HOLD}"
-hurried=$(only=$for_hurry wait_ids 180 STAGE_OUT "" 3)
+hurried=$(only=$for_hurry wait_ids 300 STAGE_OUT "" 3)
 unset only
+faults "{$HOLD}"
 for j in $hurried; do in_root scancel --hurry "$j"; done
 mark hurried
 expect "wave: 3 jobs hurried in stage-out" [ "$(echo $hurried | wc -w)" = 3 ]
