@@ -101,9 +101,12 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	}
 	n = cbb_stage_view(j, plan, stage, &have, &recs, &shared, views);
 	for (i = 0; i < n; i++) {
-		if (views[i].v == V_BROKEN || views[i].v == V_FAILED) {
+		if (views[i].v == V_BROKEN || views[i].v == V_FAILED ||
+		    views[i].v == V_ASIDE_FAILED) {
 			if (views[i].v == V_BROKEN)
 				cbb_verdict_broken_mv(err, &views[i]);
+			else if (views[i].v == V_ASIDE_FAILED)
+				cbb_err(err, "%s", views[i].why.msg);
 			else
 				cbb_verdict_failed(err, stage, &views[i]);
 			if (!cbb_stage_best_effort(j, stage)) {
@@ -128,7 +131,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 			done++;
 			continue;
 		}
-		busy += views[i].v == V_RUNNING;
+		busy += views[i].v == V_RUNNING || views[i].v == V_ASIDE;
 		done += views[i].v == V_DONE;
 		pending += views[i].v == V_PENDING;
 		kept += views[i].v == V_KEPT;

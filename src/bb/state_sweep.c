@@ -138,5 +138,6 @@ void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id)
 	cbb_sf_unlink(sd, job_id, "down");
 	cbb_sf_unlink(sd, job_id, "started");
 	cbb_sf_unlink(sd, job_id, "asked");
+	cbb_sf_unlink(sd, job_id, "lock");
 	sweep_old(sd);
 }

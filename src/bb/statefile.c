@@ -49,7 +49,7 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 			 &used) != 9 :
 		  sscanf(buf, "v1 %lu %lld %lu %lu %lu %lld %3s %63s%n", &rs,
 			 &sub, &ty, &at, &ix, &made, kind, r->id, &used) != 8) ||
-	    (size_t)used != len || rs > 0xffffffffUL || ty > 3 ||
+	    (size_t)used != len || rs > 0xffffffffUL || ty > CBB_KEY_ASIDE ||
 	    at > 0xffffffffUL || ix > 0xffffffffUL || uid > 0xffffffffUL ||
 	    kind[1] ||
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&

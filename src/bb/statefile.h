@@ -15,10 +15,12 @@
  *   <cluster>.<job>.over     the job was over when a hurried teardown ran:
  *                            a stage hook that Slurm still starts after
  *                            it starts nothing; swept after a day
+ *   <cluster>.<job>.lock     the job's own lock (moving an earlier
+ *                            attempt's output aside), held a moment
  *
  * The code: statefile.c (the record lines and their files),
  * state_dir.c (StateDir and the handle), state_marks.c (.down, .asked,
- * .over), state_shared.c (an array's .shared and its lock),
+ * .over, .lock), state_shared.c (an array's .shared and its lock),
  * state_sweep.c (forgetting and sweeping).
  *
  * StateDir must be a real directory (not a symlink) owned by root or by
@@ -105,7 +107,9 @@ typedef struct {
 	int64_t made;      /* when written (seconds since 1970) */
 	char kind;         /* cbb_rec_kind_t */
 	char id[64];       /* transfer id; "-" when unknown */
-	bool has_uid;      /* JOINED: the task's uid is known (a "v2" line) */
+	bool has_uid;      /* the job's uid is known (a "v2" line): the
+			      user whose transfers a start record's are, a
+			      JOINED record's task */
 	uint32_t uid;
 } cbb_rec_t;
 
@@ -228,7 +232,16 @@ bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
 #define CBB_OVER_KEEP_S 86400
 
 /*
- * Forget the started/down/asked files of a job that is over (its
+ * A job's own lock (<cluster>.<job>.lock) for the stage decisions two
+ * hooks of one job must not take at once (moving an earlier attempt's
+ * output aside, stage_aside.c): waits at most wait_ms; -1 when busy or
+ * StateDir is unusable.  Released with cbb_shared_unlock, removed with
+ * the job's other files (cbb_state_forget).
+ */
+int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms);
+
+/*
+ * Forget the started/down/asked/lock files of a job that is over (its
  * .skipped file stays for bbstat), and sweep old .skipped files.
  */
 void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id);
