@@ -263,6 +263,31 @@ int cbb_sf_recs_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 	return 0;
 }
 
+int cbb_recs_try_load(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
+		      cbb_err_t *err)
+{
+	char *text;
+	size_t len;
+	int fd;
+
+	out->v = NULL;
+	out->n = 0;
+	fd = cbb_sf_open(sd, job_id, "started", O_RDONLY | O_NONBLOCK, err);
+	if (fd < 0)
+		return err && err->msg[0] ? -1 : 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		close(fd); /* its own hooks are at it: not ours to wait on */
+		return 0;
+	}
+	text = cbb_sf_read_all(fd, RECS_MAX_BYTES, &len);
+	close(fd);
+	if (!text)
+		return 0;
+	(void)cbb_sf_parse_recs(text, len, UINT32_MAX, 0, out, NULL);
+	free(text);
+	return out->v ? 1 : 0;
+}
+
 int cbb_skips_peek(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
 		   cbb_err_t *err)
 {

@@ -1,0 +1,177 @@
+-- sweep_spec.lua - a job cancelled in stage-in whose own hooks were all
+-- killed (polls and hurried teardown) has its stage-in transfers stopped
+-- by the next hook of another job that sweeps StateDir (stage_sweep.h):
+-- at most one sweep a second over all hooks, a few jobs per sweep,
+-- never waiting on another job's lock, and never a job that is alive or
+-- that ran.
+package.path = "tests/lua/?.lua;" .. package.path
+local H = require("harness")
+H.ids_from(9500)
+local sh, slurp, spit, fresh, faults = H.sh, H.slurp, H.spit, H.fresh, H.faults
+local new_job, rpc_mark, rpcs_since, poll = H.new_job, H.rpc_mark, H.rpcs_since, H.poll
+local statedir, jobstates = H.statedir, H.jobstates
+
+-- "STATE:active" of each of a job's transfers, from the server's state
+local function states(id)
+  local p = io.popen("python3 -c \"import json,sys; st=json.load(open('" .. H.sdir ..
+    "/state.json')); print(' '.join(sorted('%s:%d' % (t['state'], t['active']) for t in st.values() " ..
+    "if t['comment'].startswith('SLURMJOB:" .. id .. ",') and not t['validationOnly'])))\"")
+  local s = p:read("*a")
+  p:close()
+  return (s:gsub("%s+$", ""))
+end
+local function none_active(id) return not states(id):find(":1") end
+local function wait(cond, s)
+  local t0 = H.now_ms()
+  while not cond() do
+    if H.now_ms() - t0 > s * 1000 then return false end
+    H.sleep(0.1)
+  end
+  return true
+end
+local function exists(p) return sh("test -e '" .. p .. "'") end
+local function due() sh("touch -d '-1 min' " .. statedir .. "/sweep") end
+-- a sweep just ran: none is due for a second
+local function hold()
+  sh("mkdir -p " .. statedir .. " && chmod 0700 " .. statedir)
+  spit(statedir .. "/sweep", "1\n")
+end
+
+-- A job whose stage-in runs (held in DATA_TRANSFERRING), then is
+-- cancelled with every hook of its own killed: nothing of it runs again.
+local function orphan(n, no_hold, alive)
+  local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/sw-" .. n .. "-1.txt",
+                      "#CONDUIT_PRE cp in/a.txt out/sw-" .. n .. "-2.txt" })
+  if not no_hold then hold() end -- (its own data_in sweeps nothing)
+  fresh()
+  assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+  assert.is_true(wait(function() return states(j.id):find("^24:1 24:1$") ~= nil end, 10))
+  if not alive then spit(jobstates .. "/" .. j.id, "CANCELLED") end
+  return j
+end
+-- Any hook of another job (a fresh one, still pending).
+local function other_hook(hook)
+  local o = new_job({ "#CONDUIT_PRE cp in/a.txt out/sw-other.txt" })
+  fresh()
+  _G[hook or "slurm_bb_test_data_in"](o.id, o.script, o.uid, o.uid, o.info)
+  return o
+end
+
+describe("another job's hook sweeps StateDir for orphaned stage-ins", function()
+  setup(H.workspace)
+  before_each(function()
+    H.clean()
+    faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
+  end)
+  after_each(function() faults() end)
+
+  it("stops a cancelled job's stage-in at the next hook, none reaching FINALIZED", function()
+    local a = orphan(1)
+    due()
+    local mark = rpc_mark()
+    local t0 = H.now_ms()
+    other_hook()
+    assert.is_true(H.now_ms() - t0 < 1000) -- within one PollInterval of the call
+    -- one StopTransfer per active transfer
+    assert.are.equal(2, rpcs_since(mark, "StopTransfer"))
+    assert.is_true(wait(function() return none_active(a.id) end, 5))
+    assert.are.equal("3:0 3:0", states(a.id)) -- ABORTED, both
+    -- what the hurried teardown would have left: the mark, no records
+    assert.is_false(exists(statedir .. "/testcluster." .. a.id .. ".started"))
+    assert.is_true(exists(statedir .. "/testcluster." .. a.id .. ".over"))
+    local l = H.logged()
+    local said = false
+    for _, x in ipairs(l) do
+      said = said or x.msg:find("job " .. a.id .. ": sweep %(from job %d+%): the job is CANCELLED " ..
+                                "with 2 stage%-in transfer%(s%) still running") ~= nil
+    end
+    assert.is_true(said)
+    faults()
+    H.sleep(1)
+    assert.are.equal("3:0 3:0", states(a.id))
+  end)
+
+  it("a teardown without hurry of another job sweeps too", function()
+    local a = orphan(2)
+    due()
+    local o = new_job({ "#CONDUIT_POST cp in/a.txt out/sw-td.txt" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_job_teardown(o.id, o.script, "false", o.uid, o.uid)))
+    assert.is_true(wait(function() return none_active(a.id) end, 5))
+  end)
+
+  it("at most once a second over all hooks", function()
+    local a = orphan(3)
+    local b = orphan(4, false, true) -- still staging in
+    sh("rm -f " .. statedir .. "/sweep")
+    other_hook() -- the first sweep (no marker yet): stops a, not b
+    assert.is_true(wait(function() return none_active(a.id) end, 5))
+    assert.is_false(none_active(b.id))
+    -- b is cancelled, its hooks killed, right after a sweep (as the
+    -- one above leaves the marker)
+    hold()
+    spit(jobstates .. "/" .. b.id, "CANCELLED")
+    local mark = rpc_mark()
+    other_hook()
+    other_hook("slurm_bb_data_in")
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    assert.is_false(none_active(b.id))
+    H.sleep(1)
+    other_hook("slurm_bb_test_data_out")
+    assert.is_true(wait(function() return none_active(b.id) end, 5))
+  end)
+
+  it("never waits on another job's lock: a job whose records are locked waits for a later sweep", function()
+    local a = orphan(5)
+    local f = statedir .. "/testcluster." .. a.id .. ".started"
+    sh("flock -x " .. f .. " sleep 3 >/dev/null 2>&1 &")
+    H.sleep(0.3)
+    due()
+    local t0 = H.now_ms()
+    local mark = rpc_mark()
+    other_hook()
+    assert.is_true(H.now_ms() - t0 < 1500)
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    assert.is_false(none_active(a.id))
+    H.sleep(3)
+    due()
+    other_hook()
+    assert.is_true(wait(function() return none_active(a.id) end, 5))
+  end)
+
+  it("asks about at most 8 jobs per sweep, with one squeue; the next sweep takes the rest", function()
+    local js = {}
+    for n = 1, 10 do js[n] = orphan(10 + n) end
+    due()
+    local mark = rpc_mark()
+    other_hook()
+    -- (two transfers each)
+    assert.are.equal(16, rpcs_since(mark, "StopTransfer"))
+    due()
+    other_hook()
+    for _, j in ipairs(js) do
+      assert.is_true(wait(function() return none_active(j.id) end, 5), j.id)
+    end
+  end)
+
+  it("leaves alone a job that is alive, and one that ran", function()
+    local a = orphan(20)
+    spit(jobstates .. "/" .. a.id, "PENDING") -- held, say: not over
+    local b = orphan(21)
+    spit(jobstates .. "/" .. b.id, "COMPLETING")
+    due()
+    local mark = rpc_mark()
+    other_hook()
+    assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    assert.is_false(none_active(a.id))
+    assert.is_false(none_active(b.id))
+    assert.is_true(exists(statedir .. "/testcluster." .. a.id .. ".started"))
+    assert.is_false(exists(statedir .. "/testcluster." .. a.id .. ".over"))
+    -- (their own hooks end them)
+    for _, j in ipairs({ a, b }) do
+      spit(jobstates .. "/" .. j.id, "CANCELLED")
+      fresh()
+      assert.are.equal(0, (slurm_bb_job_teardown(j.id, j.script, "true", j.uid, j.uid)))
+    end
+  end)
+end)
