@@ -96,17 +96,23 @@ def now():
 
 
 class Faults:
+    """The knobs file, re-read on every call.  A file caught while it is
+    being rewritten (empty, or cut short) keeps the knobs it had: one
+    worker tick reading no knobs would let a held transfer run on."""
+
     def __init__(self, path):
         self.path = path
+        self.last = {}
 
     def get(self):
         if not self.path or not os.path.exists(self.path):
             return {}
         try:
             with open(self.path) as f:
-                return json.load(f)
+                self.last = json.load(f)
         except (OSError, ValueError):
-            return {}
+            pass
+        return self.last
 
 
 class Store:

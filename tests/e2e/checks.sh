@@ -32,7 +32,8 @@ state_is() { [ "$(state_of "$1")" = "$2" ]; }
 # Slurm is done with the job's burst buffer (torn down; no hook follows)
 torn_down() { in_root scontrol show job "$1" 2>/dev/null | grep -q 'BurstBufferState=complete'; }
 reason_has() { in_root squeue -h -t all -j "$1" -o '%A|%r' 2>/dev/null | grep "^$1|" | grep -qF -- "$2"; }
-faults() { printf '%s\n' "$1" > "$R$SRV/faults.json"; }
+# (written whole, then renamed: the server never reads half a file)
+faults() { printf '%s\n' "$1" > "$R$SRV/faults.json.new" && mv "$R$SRV/faults.json.new" "$R$SRV/faults.json"; }
 # The server's RPC log ("" before its first RPC: the counts are then 0,
 # whichever scenario ran first)
 rpcs() { cat "$R$SRV/rpc.log" 2>/dev/null; }
