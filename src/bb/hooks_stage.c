@@ -302,8 +302,11 @@ alone:
  * completed, in stage-out) or gone.  When Slurm cannot say, nothing is
  * aborted and the teardown fails, so that Slurm tries again.  The job's
  * StateDir files go once it is over, whether or not the Conduit server
- * answers, and a mark stays that stops a stage hook Slurm still runs for
- * the job after this teardown (statefile.h, cbb_over_mark).
+ * answers, except those of a stage-in never seen to end that could not be
+ * aborted (a sweep, cbb_stage_sweep, stops it once the server answers),
+ * and a mark stays that stops a stage hook Slurm still runs for the job
+ * after this teardown (statefile.h, cbb_over_mark).  Every teardown then
+ * sweeps for other jobs (bbcall's finish).
  */
 static int l_job_teardown(lua_State *L)
 {
@@ -359,15 +362,19 @@ static int l_job_teardown(lua_State *L)
 		goto out;
 	/* before anything is aborted: a stage hook still to come starts nothing */
 	cbb_over_mark(&c->sd, (uint32_t)job_id, asked_at);
+	cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id, (uint32_t)uid);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
-		cbb_bbcall_job_ctx(c, &j, &c->grpc, (uint32_t)job_id,
-				   (uint32_t)uid);
+		j.g = &c->grpc;
 		cbb_array_teardown(&j);
 		rc = cbb_stage_teardown(&j, true, false, &err);
 	} else {
 		rc = -1;
 	}
-	cbb_state_forget(&c->sd, (uint32_t)job_id);
+	/* a stage-in that could not be aborted keeps its records: if every
+	 * retry of this teardown fails too, a sweep stops it once the server
+	 * answers (cbb_stage_sweep) */
+	if (rc == 0 || !cbb_stage_in_unfinished(&j))
+		cbb_state_forget(&c->sd, (uint32_t)job_id);
 out:
 	if (rc < 0 && !quiet)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);

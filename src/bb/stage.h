@@ -62,8 +62,9 @@ void cbb_stage_apply_when(const cbb_job_ctx_t *j, cbb_plan_t *plan);
 /*
  * A poll of a stage-in: whether the job is over (from its job_info
  * state, else squeue at most every few seconds, or at once with `now`),
- * and if it is, abort its transfers and forget its records.  1 (err
- * says so) when it is over, else 0.
+ * and if it is, abort its transfers and forget its records (kept when
+ * the abort failed: cbb_stage_sweep stops them later).  1 (err says so)
+ * when it is over, else 0.
  */
 int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err);
 

@@ -265,10 +265,13 @@ int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err)
 	cbb_err_clear(&abort_err);
 	if (j->array_job_id)
 		j->abort_shared = !cbb_array_others_wait(j);
+	/* the teardown that would have forgotten the job may never come;
+	 * but what could not be aborted keeps its records, for a sweep
+	 * (cbb_stage_sweep) to stop once the server answers */
 	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
 		cbb_job_note(j, CBB_LOG_ERROR, abort_err.msg);
-	/* the teardown that would have forgotten the job may never come */
-	cbb_state_forget(j->sd, j->job_id);
+	else
+		cbb_state_forget(j->sd, j->job_id);
 	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",
 		j->job_id, f.state[0] ? f.state : "gone");
 	return 1;

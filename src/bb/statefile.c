@@ -129,7 +129,8 @@ bool cbb_sf_rec_of_array(const cbb_rec_t *r, const cbb_array_ident_t *a)
  * Slurm gives every run attempt a new submit time, so within one restart
  * count the submit time must match, with one exception: the stage-out of
  * a requeued attempt (written as attempt restart-1) starts under the old
- * submit time, and Slurm changes it while that stage-out still runs.
+ * submit time, and Slurm changes it while that stage-out still runs (the
+ * same holds for a move-aside that stage-out's directive waits on).
  */
 static bool rec_ours(const cbb_rec_t *r, uint32_t restart, int64_t submit)
 {
@@ -138,7 +139,9 @@ static bool rec_ours(const cbb_rec_t *r, uint32_t restart, int64_t submit)
 	if (r->restart < restart || !submit || !r->submit ||
 	    r->submit == submit)
 		return true;
-	return r->type == CBB_KEY_POST && r->attempt + 1 == r->restart;
+	/* (and the move-asides that stage-out waits on) */
+	return (r->type == CBB_KEY_POST || r->type == CBB_KEY_ASIDE) &&
+	       r->attempt + 1 == r->restart;
 }
 
 /*

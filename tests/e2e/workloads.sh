@@ -143,12 +143,14 @@ still_running() { # still_running JOB STOPS: both transfers run, no StopTransfer
 	[ "$(transfers_of "$1")" = '24:1:SLURMTYPE:CONDUIT_PRE 24:1:SLURMTYPE:CONDUIT_PRE' ] &&
 		[ "$(stops)" = "$2" ]
 }
-# slurmscriptd's children: the hook processes (of this root's slurmctld)
+# The hook processes: slurmscriptd's children (forked, so named as it is)
 hook_pids() {
-	sd=$(for p in $(root_pids); do tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q 'slurmscriptd' && echo "$p"; done | head -1)
-	[ -n "$sd" ] || return 0
-	for p in $(root_pids); do
-		[ "$(awk '{ print $4 }' /proc/$p/stat 2>/dev/null)" = "$sd" ] && echo "$p"
+	sds=$(for p in $(root_pids); do
+		tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q slurmscriptd && echo "$p"
+	done)
+	for p in $sds; do
+		pp=$(awk '{ print $4 }' /proc/$p/stat 2>/dev/null)
+		printf '%s\n' $sds | grep -qx "$pp" && echo "$p"
 	done
 }
 faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
