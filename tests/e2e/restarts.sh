@@ -68,7 +68,10 @@ expect "requeue: a finished stage-in is not repeated (cp -r not nested)" \
 expect "requeue: ... the job saw the tree as staged, not nested in itself" \
 	file_is "$JOBS/rq-$J7-ls.txt" "sub"
 expect "requeue: --every-attempt stages in again" \
-	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,")" = 1 ]
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_PRE,")" = 1 ]
+expect "requeue: ... after attempt 0's copy was moved aside, once" sh -c \
+	"[ \"\$(cat $R$JOBS/rq-$J7-every.txt.conduit-attempt-0)\" = alpha ] &&
+	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: the interrupted attempt staged out once, as attempt 0" \
 	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:0,SLURMINDEX:3,SLURMTYPE:CONDUIT_POST,")" = 1 ]
 expect "requeue: the final attempt staged out once, as attempt 1" \
@@ -77,7 +80,7 @@ expect "requeue: the final attempt's outputs are what arrived" \
 	file_is "/data/out/rq-$J7-out.txt" "attempt 1"
 expect "requeue: ... the interrupted attempt's moved aside once, whole" sh -c \
 	"[ \"\$(cat $R/data/out/rq-$J7-out.txt.conduit-attempt-0)\" = 'attempt 0' ] &&
-	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,.*SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
+	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: bbstat shows each attempt's rows" sh -c \
 	"chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +0 +TRANSFER_FINALIZED' &&
 	 chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +1 +TRANSFER_FINALIZED'"

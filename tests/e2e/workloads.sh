@@ -143,24 +143,22 @@ still_running() { # still_running JOB STOPS: both transfers run, no StopTransfer
 	[ "$(transfers_of "$1")" = '24:1:SLURMTYPE:CONDUIT_PRE 24:1:SLURMTYPE:CONDUIT_PRE' ] &&
 		[ "$(stops)" = "$2" ]
 }
-# The hook processes: slurmscriptd's children (forked, so named as it is)
+# The hook processes: the children of this root's slurmscriptd
+# ("slurmctld: burst_buffer.lua", one per call)
 hook_pids() {
-	sds=$(for p in $(root_pids); do
-		tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q slurmscriptd && echo "$p"
-	done)
-	for p in $sds; do
-		pp=$(awk '{ print $4 }' /proc/$p/stat 2>/dev/null)
-		printf '%s\n' $sds | grep -qx "$pp" && echo "$p"
+	for sd in $(pgrep -f '^slurmctld: slurmscriptd'); do
+		[ "$(readlink "/proc/$sd/root" 2>/dev/null)" = "$R" ] || continue
+		pgrep -P "$sd"
 	done
 }
 faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
-JO=$(submit orphan.sh)
-wait_starts "$JO" 2 30
-wait_for 20 still_running "$JO" "$(stops)"
+JK=$(submit orphan.sh)
+wait_starts "$JK" 2 30
+wait_for 20 still_running "$JK" "$(stops)"
 # every Query now hangs: a hook of the job is caught in it, and killed
 faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}, "stall_ms": {"Query": 60000}}'
 s0=$(stops)
-in_root scancel "$JO"
+in_root scancel "$JK"
 killed=0
 end=$(( $(date +%s) + 12 ))
 while [ "$(date +%s)" -lt "$end" ]; do
@@ -168,8 +166,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
 	sleep 0.1
 done
 note "cancel in stage-in: $killed hook process(es) SIGKILLed (the poll, the teardown, any retry)"
-expect "cancel in stage-in, hooks killed: the job is cancelled" state_is "$JO" CANCELLED
-expect "... its transfers still run, nothing stopped them" still_running "$JO" "$s0"
+expect "cancel in stage-in, hooks killed: the job is cancelled" state_is "$JK" CANCELLED
+expect "... its transfers still run, nothing stopped them" still_running "$JK" "$s0"
 # the next hook call: another job's (or a teardown Slurm retries)
 faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
 cat > "$R/tmp/stops.py" <<'PY'
@@ -191,12 +189,12 @@ print("first hook RPC at %s, stops %s" % (first, stopped))
 sys.exit(0 if first and len(ids) == 2 and all(i in stopped and stopped[i] - first <= 1.0 for i in ids) else 1)
 PY
 since=$(date +%s.%N)
-JB=$(submit bystander.sh)
+JY=$(submit bystander.sh)
 expect "... the next hook call stops each of its transfers within one PollInterval (1 s)" \
-	wait_for 60 in_root /usr/bin/python3 /tmp/stops.py "$SRV" "$JO" "$since"
-note "cancel in stage-in: $(in_root /usr/bin/python3 /tmp/stops.py "$SRV" "$JO" "$since")"
+	wait_for 60 in_root /usr/bin/python3 /tmp/stops.py "$SRV" "$JK" "$since"
+note "cancel in stage-in: $(in_root /usr/bin/python3 /tmp/stops.py "$SRV" "$JK" "$since")"
 faults '{}'
 sleep 3
 expect "... and none of them reaches FINALIZED (both ABORTED)" \
-	[ "$(transfers_of "$JO")" = '3:0:SLURMTYPE:CONDUIT_PRE 3:0:SLURMTYPE:CONDUIT_PRE' ]
-expect "... the job that made the call completes" wait_for 90 state_is "$JB" COMPLETED
+	[ "$(transfers_of "$JK")" = '3:0:SLURMTYPE:CONDUIT_PRE 3:0:SLURMTYPE:CONDUIT_PRE' ]
+expect "... the job that made the call completes" wait_for 90 state_is "$JY" COMPLETED
