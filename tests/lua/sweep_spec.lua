@@ -1,9 +1,10 @@
 -- sweep_spec.lua - a job cancelled in stage-in whose own hooks were all
 -- killed (polls and hurried teardown) has its stage-in transfers stopped
--- by the next hook of another job that sweeps StateDir (stage_sweep.h):
--- at most one sweep a second over all hooks, a few jobs per sweep,
--- never waiting on another job's lock, and never a job that is alive or
--- that ran.
+-- by the next hook of another job that sweeps StateDir (stage.h,
+-- cbb_stage_sweep): at most one sweep a second over all hooks, a few jobs
+-- per sweep, never waiting on another job's lock, and never a job that is
+-- alive or that ran.  Each check waits on an event (a hook's return, an
+-- RPC in the server's log, a lock let go), never on the clock.
 package.path = "tests/lua/?.lua;" .. package.path
 local H = require("harness")
 H.ids_from(9500)
@@ -75,24 +76,28 @@ describe("another job's hook sweeps StateDir for orphaned stage-ins", function()
     local a = orphan(1)
     due()
     local mark = rpc_mark()
-    local t0 = H.now_ms()
     other_hook()
-    assert.is_true(H.now_ms() - t0 < 1000) -- within one PollInterval of the call
     local said = false
     for _, x in ipairs(H.logged()) do
       said = said or x.msg:find("job " .. a.id .. ": sweep %(from job %d+%): the job is CANCELLED " ..
                                 "with 2 stage%-in transfer%(s%) still running") ~= nil
     end
     assert.is_true(said)
-    -- one StopTransfer per active transfer
+    -- within the call (so within one PollInterval of it): one
+    -- StopTransfer per active transfer
     assert.are.equal(2, rpcs_since(mark, "StopTransfer"))
     assert.is_true(wait(function() return none_active(a.id) end, 5))
     assert.are.equal("ABORTED ABORTED", states(a.id))
     -- what the hurried teardown would have left: the mark, no records
     assert.is_false(exists(statedir .. "/testcluster." .. a.id .. ".started"))
     assert.is_true(exists(statedir .. "/testcluster." .. a.id .. ".over"))
+    -- with the server's hold lifted, a transfer started after them goes
+    -- all the way through; they stay as they are
     faults()
-    H.sleep(1)
+    local later = new_job({ "#CONDUIT_PRE cp in/a.txt out/sw-1-later.txt" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(later.id, later.script, later.uid, later.uid, later.info)))
+    assert.are.equal(0, (poll("slurm_bb_test_data_in", later)))
     assert.are.equal("ABORTED ABORTED", states(a.id))
   end)
 
@@ -113,15 +118,18 @@ describe("another job's hook sweeps StateDir for orphaned stage-ins", function()
     assert.is_true(wait(function() return none_active(a.id) end, 5))
     assert.is_false(none_active(b.id))
     -- b is cancelled, its hooks killed, right after a sweep (as the
-    -- one above leaves the marker)
-    hold()
+    -- one above leaves the marker): the hooks that follow within the
+    -- second sweep nothing
     spit(jobstates .. "/" .. b.id, "CANCELLED")
     local mark = rpc_mark()
+    hold()
     other_hook()
+    hold()
     other_hook("slurm_bb_data_in")
     assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
     assert.is_false(none_active(b.id))
-    H.sleep(1)
+    -- the first hook once the second is over (the marker aged past it)
+    due()
     other_hook("slurm_bb_test_data_out")
     assert.is_true(wait(function() return none_active(b.id) end, 5))
   end)
@@ -129,16 +137,21 @@ describe("another job's hook sweeps StateDir for orphaned stage-ins", function()
   it("never waits on another job's lock: a job whose records are locked waits for a later sweep", function()
     local a = orphan(5)
     local f = statedir .. "/testcluster." .. a.id .. ".started"
-    sh("flock -x " .. f .. " sleep 3 >/dev/null 2>&1 &")
-    H.sleep(0.3)
+    -- another process holds the job's record file until told to let go
+    -- (`held` removed; at most 60 s, so a hook that did wait returns)
+    local held = statedir .. "/../held-" .. a.id
+    sh("flock -x " .. f .. " sh -c 'touch " .. held .. "; n=0; while [ -e " .. held ..
+       " ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done' >/dev/null 2>&1 &")
+    assert.is_true(wait(function() return exists(held) end, 30))
     due()
-    local t0 = H.now_ms()
     local mark = rpc_mark()
     other_hook()
-    assert.is_true(H.now_ms() - t0 < 1500)
+    -- it returned while the lock was still held: it did not wait for it
+    assert.is_false(sh("flock -n " .. f .. " true"))
     assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
     assert.is_false(none_active(a.id))
-    H.sleep(3)
+    sh("rm -f " .. held)
+    assert.is_true(wait(function() return sh("flock -n " .. f .. " true") end, 30))
     due()
     other_hook()
     assert.is_true(wait(function() return none_active(a.id) end, 5))
