@@ -47,6 +47,22 @@ end
 
 local function exists(p) return sh("test -e '" .. p .. "'") end
 
+-- The state of attempt k's stage-out as bbstat shows it (get_status: a
+-- row "out LINE ATTEMPT STATE ...")
+local function out_state(j, k)
+  fresh()
+  local _, out = slurm_bb_get_status("61001", "61001", "conduit", j.id)
+  return (out or ""):match("\nout%s+%d+%s+" .. k .. "%s+TRANSFER_([%u_]+)")
+end
+local function wait(cond, s)
+  local t0 = H.now_ms()
+  while not cond() do
+    if H.now_ms() - t0 > s * 1000 then return false end
+    H.sleep(0.1)
+  end
+  return true
+end
+
 -- what attempt k of the job writes before its stage-out
 local function outputs(dir, k)
   assert(sh("mkdir -p " .. dir .. "/tree/sub " .. dir .. "/mtree/sub && chmod -R 0777 " .. dir))
@@ -139,12 +155,12 @@ describe("a requeued job's stage-out lands as a job that ran once", function()
     local j = new_job({ "#CONDUIT_POST cp -r " .. src .. "/tree " .. dst .. "/tree" })
     outputs(src, 0)
     -- attempt 0's stage-out is under way when the job was requeued
-    -- (held after its copy, before it is over)
-    faults('{"delay_ms": {"DATA_COMPLETE": 3000}}')
+    -- (held after its copy, before it is over, until the spec lifts it)
+    faults('{"delay_ms": {"DATA_COMPLETE": 60000}}')
     local requeued = info_of(j, { restart_cnt = 1, job_state = 0, burst_buffer_state = "staging-out" })
     fresh()
     assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, requeued)))
-    H.sleep(1)
+    assert.is_true(wait(function() return out_state(j, 0) == "DATA_COMPLETE" end, 30))
     -- attempt 1 ran meanwhile and ends: nothing of it starts yet
     outputs(src, 1)
     local mark = rpc_mark()
