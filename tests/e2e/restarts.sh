@@ -145,7 +145,7 @@ d=/home/alice/jobs/rqd-$SLURM_JOB_ID
 mkdir -p $d/tree/sub
 echo "attempt $k" > $d/tree/sub/result.txt
 JOB
-faults '{"delay_ms": {"DATA_COMPLETE": 15000}}'
+faults '{"delay_ms": {"DATA_COMPLETE": 600000}}' # (held until lifted below)
 JD=$(submit requeue-during.sh)
 wait_for 90 file_is "/data/rqo/dtree-$JD/sub/result.txt" "attempt 0"
 note "requeue during stage-out: job $JD is $(state_of "$JD"), its transfers $(transfers_of "$JD")"
