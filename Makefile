@@ -62,8 +62,8 @@ CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/co
           core/config_values core/log core/bytes \
           core/grpc core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/directive_check bb/directive_json bb/conduit bb/conduit_reply bb/key \
-          bb/job bb/pick bb/stage bb/stage_records bb/stage_verdict bb/stage_poll \
-          bb/stage_teardown bb/stage_validate bb/stage_find bb/stage_array bb/statefile bb/state_dir \
+          bb/job bb/pick bb/stage bb/stage_records bb/stage_aside bb/stage_verdict bb/stage_poll \
+          bb/stage_teardown bb/stage_validate bb/stage_sweep bb/stage_find bb/stage_array bb/statefile bb/state_dir \
           bb/state_marks bb/state_shared bb/state_sweep bb/array bb/jobstate \
           bb/status bb/outcome bb/audit bb/account
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile

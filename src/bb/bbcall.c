@@ -8,6 +8,7 @@
 
 #include "audit.h"
 #include "readfile.h"
+#include "stage.h"
 
 /* Slurm's own cap on batch scripts is 4 MiB by default (max_script_size). */
 #define CBB_SCRIPT_MAX ((size_t)64 << 20)
@@ -110,6 +111,14 @@ int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg)
 
 	/* msg may live in the context being freed */
 	snprintf(copy, sizeof(copy), "%s", msg ? msg : "");
+	/* after the hook's own work, within what is left of its budget; its
+	 * time is the hook's, as Slurm waits for it */
+	if (c->sweep) {
+		cbb_job_ctx_t self;
+
+		cbb_bbcall_job_ctx(c, &self, &c->grpc, c->job.job_id, 0);
+		cbb_stage_sweep(&self);
+	}
 	cbb_bbcall_record(c, rc, msg);
 	cbb_call_flush_logs(L, &c->base);
 	cbb_call_done(&c->base);

@@ -45,6 +45,9 @@ typedef struct {
 	const char *stage;   /* "in", "out" or NULL */
 	struct timespec t0;  /* CLOCK_MONOTONIC at the call's start */
 	const cbb_job_ctx_t *counts; /* a stage hook's job: what it started */
+	bool sweep;          /* finish sweeps StateDir for other jobs'
+				orphaned stage-ins (stage.h,
+				cbb_stage_sweep), as job.job_id's hook */
 } cbb_bbcall_t;
 
 /* Push a new, empty bb call context (a userdata) and return it. */
@@ -79,9 +82,10 @@ void cbb_bbcall_job_ctx(cbb_bbcall_t *c, cbb_job_ctx_t *j, cbb_grpc_t *g,
 			uint32_t job_id, uint32_t uid);
 
 /*
- * Finish a hook: flush the queued log lines, free the context, push
- * slurm.SUCCESS/ERROR (rc 0/-1) and msg when not NULL.  Returns the
- * number of results, for `return cbb_bbcall_finish(...)`.
+ * Finish a hook: sweep (when c->sweep, within what is left of the hook's
+ * budget), write its hook record, flush the queued log lines, free the
+ * context, push slurm.SUCCESS/ERROR (rc 0/-1) and msg when not NULL.
+ * Returns the number of results, for `return cbb_bbcall_finish(...)`.
  */
 int cbb_bbcall_finish(lua_State *L, cbb_bbcall_t *c, int rc, const char *msg);
 

@@ -22,6 +22,14 @@ enum {
 	CBB_TS_FINALIZED = 100,
 };
 
+/* DestInfo: what validation found at the destination. */
+enum {
+	CBB_DEST_NONE = 0,     /* not validated yet (or an older server) */
+	CBB_DEST_NOT_EXIST = 1,
+	CBB_DEST_NOT_DIR = 2,
+	CBB_DEST_IS_DIR = 3,   /* written to destination/basename(source) */
+};
+
 typedef enum {
 	CBB_COPY = 0,
 	CBB_MOVE = 1,
@@ -42,6 +50,7 @@ typedef struct {
 	int action;
 	bool active;
 	bool validation_only;
+	int dest_info;       /* CBB_DEST_* */
 	int64_t created;     /* seconds (0: unset) */
 	int32_t created_ns;
 	int64_t started;     /* startTime seconds, 0 when setup never began */

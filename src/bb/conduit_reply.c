@@ -177,6 +177,7 @@ static int copy_details(const Conduitapi__TransferDetails *d,
 	t->action = (int)d->action;
 	t->active = d->active;
 	t->validation_only = d->validationonly;
+	t->dest_info = (int)d->destinfo;
 	if (d->createdtime) {
 		t->created = d->createdtime->seconds;
 		t->created_ns = d->createdtime->nanos;

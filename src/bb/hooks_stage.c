@@ -113,6 +113,7 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	user_lines(c, cbb_lua_str(L, 2), &o);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
+	c->sweep = true; /* other jobs' orphaned stage-ins (cbb_stage_sweep) */
 	cbb_bbcall_job_ctx(c, j, &c->grpc, c->job.job_id, (uint32_t)uid);
 	job_ctx_from_info(c, j);
 	c->counts = j; /* lives until the hook's cbb_bbcall_finish */
@@ -237,42 +238,6 @@ static int l_nothing_to_do(lua_State *L)
 }
 
 /*
- * Whether StateDir remembers a stage-in start for the job (its own, or
- * joining its array's) in an attempt whose stage-in was not seen to end
- * (a poll that finds a stage over writes its ACCOUNTED record).
- */
-static bool unfinished_stage_in(cbb_bbcall_t *c, uint32_t job_id)
-{
-	cbb_recs_t r;
-	cbb_err_t err;
-	size_t i;
-	bool any = false, ended = false;
-	uint32_t last = 0;
-
-	cbb_err_clear(&err);
-	if (cbb_recs_load(&c->sd, job_id, UINT32_MAX, 0,
-			  &r, &err) < 0)
-		return false;
-	for (i = 0; i < r.n; i++) {
-		const cbb_rec_t *x = &r.v[i];
-
-		if ((x->type == CBB_KEY_PRE && (x->kind == CBB_REC_STARTED ||
-						x->kind == CBB_REC_UNSURE)) ||
-		    x->kind == CBB_REC_JOINED) {
-			any = true;
-			if (x->restart > last)
-				last = x->restart;
-		}
-	}
-	for (i = 0; i < r.n && any; i++)
-		ended = ended || (r.v[i].kind == CBB_REC_ACCOUNTED &&
-				  r.v[i].type == CBB_KEY_PRE &&
-				  r.v[i].restart >= last);
-	cbb_recs_free(&r);
-	return any && !ended;
-}
-
-/*
  * A teardown without hurry leaves transfers alone, but not the stage-ins
  * of a job that is over: when Slurm killed both the polls and the
  * hurried teardown of a job cancelled in stage-in, this teardown (after a
@@ -289,7 +254,7 @@ static void stop_orphaned_stage_in(cbb_bbcall_t *c, cbb_job_ctx_t *j)
 	time_t asked_at;
 	long n;
 
-	if (!unfinished_stage_in(c, j->job_id))
+	if (!cbb_stage_in_unfinished(j))
 		goto alone;
 	cbb_err_clear(&err);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) < 0)
@@ -337,8 +302,11 @@ alone:
  * completed, in stage-out) or gone.  When Slurm cannot say, nothing is
  * aborted and the teardown fails, so that Slurm tries again.  The job's
  * StateDir files go once it is over, whether or not the Conduit server
- * answers, and a mark stays that stops a stage hook Slurm still runs for
- * the job after this teardown (statefile.h, cbb_over_mark).
+ * answers, except those of a stage-in never seen to end that could not be
+ * aborted (a sweep, cbb_stage_sweep, stops it once the server answers),
+ * and a mark stays that stops a stage hook Slurm still runs for the job
+ * after this teardown (statefile.h, cbb_over_mark).  Every teardown then
+ * sweeps for other jobs (bbcall's finish).
  */
 static int l_job_teardown(lua_State *L)
 {
@@ -367,6 +335,7 @@ static int l_job_teardown(lua_State *L)
 		rc = -1;
 		goto out;
 	}
+	c->sweep = true; /* every teardown also sweeps (cbb_stage_sweep) */
 	if (!hurried) {
 		cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id,
 				   (uint32_t)uid);
@@ -394,16 +363,20 @@ static int l_job_teardown(lua_State *L)
 		goto out;
 	/* before anything is aborted: a stage hook still to come starts nothing */
 	cbb_over_mark(&c->sd, (uint32_t)job_id, asked_at);
+	cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id, (uint32_t)uid);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
-		cbb_bbcall_job_ctx(c, &j, &c->grpc, (uint32_t)job_id,
-				   (uint32_t)uid);
+		j.g = &c->grpc;
 		lock = cbb_array_teardown(&j);
 		rc = cbb_stage_teardown(&j, true, false, &err);
 		cbb_array_release(&j, lock);
 	} else {
 		rc = -1;
 	}
-	cbb_state_forget(&c->sd, (uint32_t)job_id);
+	/* a stage-in that could not be aborted keeps its records: if every
+	 * retry of this teardown fails too, a sweep stops it once the server
+	 * answers (cbb_stage_sweep) */
+	if (rc == 0 || !cbb_stage_in_unfinished(&j))
+		cbb_state_forget(&c->sd, (uint32_t)job_id);
 out:
 	if (rc < 0 && !quiet)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);

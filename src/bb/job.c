@@ -67,4 +67,8 @@ void cbb_job_rec(const cbb_job_ctx_t *j, cbb_rec_t *r, cbb_key_type_t type,
 	r->made = (int64_t)time(NULL);
 	r->kind = kind;
 	snprintf(r->id, sizeof(r->id), "%s", id && id[0] ? id : "-");
+	/* whose transfers these are: a sweep by another job's hook asks
+	 * Conduit as that user (stage_sweep.c) */
+	r->has_uid = true;
+	r->uid = j->uid;
 }

@@ -69,8 +69,8 @@ const char *cbb_stage_word(cbb_stage_t stage);
 
 /*
  * A StateDir record of this job, stamped with its restart count, submit
- * time and now; id NULL or "" is written "-".  The one place a record is
- * made.
+ * time, uid and now; id NULL or "" is written "-".  The one place a
+ * record is made.
  */
 void cbb_job_rec(const cbb_job_ctx_t *j, cbb_rec_t *r, cbb_key_type_t type,
 		 uint32_t attempt, uint32_t index, char kind, const char *id);

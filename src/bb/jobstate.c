@@ -98,16 +98,32 @@ static int sq_read(const char *out, int status, const char *errtext,
  * not be run, timed out, died or said too much (there is no exit status
  * then to read).
  */
+static int sq_ask_list(const char *squeue, const char *ids, unsigned timeout_ms,
+		       sq_visit_fn visit, void *ud);
+
 static int sq_ask(const char *squeue, uint32_t id, unsigned timeout_ms,
 		  sq_visit_fn visit, void *ud)
 {
-	char ids[16], prog[512], fmt[] = "%A %F %K %T";
+	char ids[16];
+
+	snprintf(ids, sizeof(ids), "%u", id);
+	return sq_ask_list(squeue, ids, timeout_ms, visit, ud);
+}
+
+/* The same for "ID" or "ID,ID,...". */
+static int sq_ask_list(const char *squeue, const char *ids, unsigned timeout_ms,
+		       sq_visit_fn visit, void *ud)
+{
+	char prog[512], fmt[] = "%A %F %K %T", *list;
 	char a0[] = "-h", a1[] = "-t", a2[] = "all", a3[] = "-j", a5[] = "-o";
-	char *argv[] = { prog, a0, a1, a2, a3, ids, a5, fmt, NULL };
+	char *argv[] = { prog, a0, a1, a2, a3, NULL, a5, fmt, NULL };
 	cbb_buf_t out, err;
 	int status, rc = -1;
 
-	snprintf(ids, sizeof(ids), "%u", id);
+	list = strdup(ids);
+	if (!list)
+		return -1;
+	argv[5] = list;
 	snprintf(prog, sizeof(prog), "%s", squeue);
 	cbb_buf_init(&out, OUT_MAX);
 	cbb_buf_init(&err, ERR_MAX);
@@ -116,6 +132,7 @@ static int sq_ask(const char *squeue, uint32_t id, unsigned timeout_ms,
 			     err.data ? err.data : "", visit, ud);
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
+	free(list);
 	return rc;
 }
 
@@ -208,4 +225,59 @@ int cbb_any_alive(const char *squeue, uint32_t array_job_id,
 		return -1;
 	/* a task squeue does not list, or Slurm forgot the whole array */
 	return answer > 0 && s.alive;
+}
+
+/* cbb_jobs_state: each job's own row */
+typedef struct {
+	const uint32_t *ids;
+	size_t n;
+	cbb_job_facts_t *out;
+} many_jobs_t;
+
+static void visit_many(void *ud, const sq_row_t *r)
+{
+	many_jobs_t *m = ud;
+	size_t k;
+
+	for (k = 0; k < m->n; k++)
+		if (m->ids[k] == r->job_id) {
+			m->out[k].cls = cbb_job_state_classify(r->state);
+			snprintf(m->out[k].state, sizeof(m->out[k].state), "%s",
+				 r->state);
+			m->out[k].array_job_id = r->array_job_id;
+			m->out[k].array_task = r->task;
+		}
+}
+
+int cbb_jobs_state(const char *squeue, const uint32_t *ids, size_t n,
+		   unsigned timeout_ms, cbb_job_facts_t *out)
+{
+	many_jobs_t m = { ids, n, out };
+	char *list;
+	size_t k, len = 0;
+	int answer;
+
+	for (k = 0; k < n; k++) {
+		memset(&out[k], 0, sizeof(out[k]));
+		out[k].cls = CBB_JOB_UNKNOWN;
+	}
+	if (n == 0)
+		return 0;
+	if (n == 1) {
+		(void)cbb_job_state(squeue, ids[0], timeout_ms, &out[0]);
+		return out[0].cls == CBB_JOB_UNKNOWN ? -1 : 0;
+	}
+	list = malloc(n * 11 + 1);
+	if (!list)
+		return -1;
+	for (k = 0; k < n; k++)
+		len += (size_t)snprintf(list + len, n * 11 + 1 - len, "%s%u",
+					k ? "," : "", ids[k]);
+	answer = sq_ask_list(squeue, list, timeout_ms, visit_many, &m);
+	free(list);
+	/* rows it printed count even if it also complained about an id */
+	for (k = 0; k < n && answer < 0; k++)
+		if (out[k].cls != CBB_JOB_UNKNOWN || out[k].state[0])
+			answer = 0;
+	return answer < 0 ? -1 : 0;
 }

@@ -59,6 +59,15 @@ cbb_jobstate_t cbb_job_state_parse(const char *out, int status,
 int cbb_any_alive(const char *squeue, uint32_t array_job_id,
 		  const uint32_t *ids, size_t n, unsigned timeout_ms);
 
+/*
+ * The states of n jobs with one squeue (`-j ID,ID,...`): out[i] for
+ * ids[i].  A job the answer does not list stays CBB_JOB_UNKNOWN (with
+ * several ids squeue does not say "Invalid job id" for one of them; ask
+ * it alone).  Returns -1 when squeue gave no answer, else 0.
+ */
+int cbb_jobs_state(const char *squeue, const uint32_t *ids, size_t n,
+		   unsigned timeout_ms, cbb_job_facts_t *out);
+
 /* Classify a state word (exposed for tests). */
 cbb_jobstate_t cbb_job_state_classify(const char *word);
 

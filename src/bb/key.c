@@ -8,15 +8,20 @@
 
 static const char *const type_names[] = {
 	"CONDUIT_PRE", "CONDUIT_POST", "CONDUIT_VALIDATE", "CONDUIT_PRE_ARRAY",
+	"CONDUIT_ASIDE",
 };
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
 
 void cbb_key_format(char *buf, size_t size, const cbb_key_t *k)
 {
-	snprintf(buf, size,
-		 "SLURMJOB:%u,CLUSTER:%s,RESTART:%u,SLURMINDEX:%u,"
-		 "SLURMTYPE:%s,LINE:%u", k->job_id, k->cluster, k->attempt,
-		 k->index, type_names[k->type], k->line);
+	int n = snprintf(buf, size,
+			 "SLURMJOB:%u,CLUSTER:%s,RESTART:%u,SLURMINDEX:%u,"
+			 "SLURMTYPE:%s,LINE:%u", k->job_id, k->cluster,
+			 k->attempt, k->index, type_names[k->type], k->line);
+
+	/* a move-aside names which of the directive's places it clears */
+	if (k->type == CBB_KEY_ASIDE && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ",PART:%u", k->part);
 }
 
 /* Read "<name>:<digits>," at *p. */
@@ -72,6 +77,9 @@ bool cbb_key_parse(const char *comment, cbb_key_t *k)
 	}
 	if (t == (int)NTYPES)
 		return false;
+	if (k->type == CBB_KEY_ASIDE)
+		return field_u32(&p, "LINE", &k->line, ',') &&
+		       field_u32(&p, "PART", &k->part, '\0') && *p == '\0';
 	return field_u32(&p, "LINE", &k->line, '\0') && *p == '\0';
 }
 

@@ -8,6 +8,12 @@
  * array's id: SLURMJOB:<array job id>,...,RESTART:0,...,
  * SLURMTYPE:CONDUIT_PRE_ARRAY (docs/directives.md, "Job arrays").
  *
+ * What an earlier attempt left where a directive writes is moved aside
+ * before the directive runs again (docs/directives.md, "Requeued jobs"):
+ * SLURMTYPE:CONDUIT_ASIDE, RESTART the attempt about to stage, INDEX and
+ * LINE the directive's, and a last field PART:<n>, which of the places
+ * it writes (one per source when the destination is a directory).
+ *
  * It starts with "SLURMJOB:<job>," so `conduit status 'SLURMJOB:10,'`
  * finds a job's transfers as documented; the cluster name and the run
  * attempt (the field is named RESTART on the wire: Slurm's restart count
@@ -31,6 +37,7 @@ typedef enum {
 	CBB_KEY_POST = 1,
 	CBB_KEY_VALIDATE = 2,
 	CBB_KEY_SHARED = 3, /* one stage-in for every task of an array */
+	CBB_KEY_ASIDE = 4,  /* an earlier attempt's output moved aside */
 } cbb_key_type_t;
 
 typedef struct {
@@ -40,6 +47,7 @@ typedef struct {
 	uint32_t index;
 	cbb_key_type_t type;
 	uint32_t line;
+	uint32_t part;   /* CBB_KEY_ASIDE only */
 } cbb_key_t;
 
 void cbb_key_format(char *buf, size_t size, const cbb_key_t *k);

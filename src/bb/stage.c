@@ -270,8 +270,10 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 			cbb_verdict_broken_mv(err, &views[i]);
 			rc = -1;
 		}
+		if (views[i].v == V_ASIDE_FAILED && !cbb_stage_best_effort(j, stage))
+			rc = cbb_err(err, "%s", views[i].why.msg);
 		there += views[i].v == V_RUNNING || views[i].v == V_DONE ||
-			 views[i].v == V_PENDING;
+			 views[i].v == V_PENDING || views[i].v == V_ASIDE;
 		kept += views[i].v == V_KEPT;
 	}
 	if (rc == 0) {

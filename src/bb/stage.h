@@ -11,8 +11,10 @@
  *
  * The engine, one idea a file: stage.c (starting), stage_poll.c (a
  * poll, --when=, a job over meanwhile), stage_verdict.c (what each
- * directive needs), stage_records.c (start records), stage_teardown.c,
- * stage_validate.c (submit time); stage_int.h is what they share.
+ * directive needs), stage_aside.c (an earlier attempt's output moved
+ * aside), stage_records.c (start records), stage_teardown.c,
+ * stage_validate.c (submit time), stage_sweep.c (other jobs' orphaned
+ * stage-ins); stage_int.h is what they share.
  * Which attempt a stage serves is job.h's.
  */
 #ifndef CBB_STAGE_H
@@ -60,8 +62,9 @@ void cbb_stage_apply_when(const cbb_job_ctx_t *j, cbb_plan_t *plan);
 /*
  * A poll of a stage-in: whether the job is over (from its job_info
  * state, else squeue at most every few seconds, or at once with `now`),
- * and if it is, abort its transfers and forget its records.  1 (err
- * says so) when it is over, else 0.
+ * and if it is, abort its transfers and forget its records (kept when
+ * the abort failed: cbb_stage_sweep stops them later).  1 (err says so)
+ * when it is over, else 0.
  */
 int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err);
 
@@ -79,6 +82,40 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
  * (err set).
  */
 long cbb_stage_in_active(cbb_job_ctx_t *j, cbb_err_t *err);
+
+/*
+ * Whether StateDir remembers a stage-in start for the job (its own, or
+ * joining its array's) in an attempt whose stage-in was not seen to end
+ * (a poll that finds a stage over writes its ACCOUNTED record).  What a
+ * teardown goes by before it spends a Query on a job that is gone, and
+ * before it forgets a job whose stage-in it could not stop.
+ */
+bool cbb_stage_in_unfinished(cbb_job_ctx_t *j);
+
+/*
+ * The backstop for a job cancelled in stage-in whose every hook that
+ * would have stopped its transfers was killed (its polls and its hurried
+ * teardown, SIGKILLed by Slurm): once done with its own job, every stage
+ * hook and every teardown sweeps StateDir for other jobs whose records
+ * show a stage-in never seen to end, asks Slurm about a few of them, and
+ * aborts the stage-in transfers of those that were cancelled (or that
+ * Slurm no longer knows), as their hurried teardown would have: the mark
+ * that stops a late stage hook first, their records gone after.
+ *
+ * Bounded (stage_sweep.c): at most one sweep a second over all hooks
+ * (StateDir's `sweep` file, under a lock never waited for), at most 32
+ * record files read (a window that moves on, so none is starved; a file
+ * whose job's hooks hold its lock is skipped, never waited on), at most
+ * 8 jobs asked about with one squeue (one more for a job the list leaves
+ * out), and a Query and a StopTransfer only for a job that is over,
+ * within what is left of the hook's own time budget.
+ *
+ * `self` is the hook's own job (never swept), with the call's config,
+ * StateDir handle and logger; self->g the call's connection, opened here
+ * when a job needs it and not yet open (its owner closes it).  Logs;
+ * never fails the hook.
+ */
+void cbb_stage_sweep(cbb_job_ctx_t *self);
 
 /*
  * job_process with SubmitValidation=remote: ValidateTransfer for every

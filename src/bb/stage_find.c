@@ -162,3 +162,30 @@ const cbb_rec_t *cbb_open_record(const cbb_recs_t *recs, int type,
 	return r;
 }
 
+
+bool cbb_recs_stage_in_open(const cbb_recs_t *r, uint32_t *uid)
+{
+	bool any = false, ended = false;
+	uint32_t last = 0;
+	size_t i;
+
+	*uid = CBB_UID_UNKNOWN;
+	for (i = 0; i < r->n; i++) {
+		const cbb_rec_t *x = &r->v[i];
+
+		if (x->has_uid && x->kind != CBB_REC_JOINED)
+			*uid = x->uid;
+		if ((x->type == CBB_KEY_PRE && (x->kind == CBB_REC_STARTED ||
+						x->kind == CBB_REC_UNSURE)) ||
+		    x->kind == CBB_REC_JOINED) {
+			any = true;
+			if (x->restart > last)
+				last = x->restart;
+		}
+	}
+	for (i = 0; i < r->n && any; i++)
+		ended = ended || (r->v[i].kind == CBB_REC_ACCOUNTED &&
+				  r->v[i].type == CBB_KEY_PRE &&
+				  r->v[i].restart >= last);
+	return any && !ended;
+}

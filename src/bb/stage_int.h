@@ -1,8 +1,8 @@
 /*
  * stage_int.h - what the stage engine's files share (stage.c,
- * stage_records.c, stage_verdict.c, stage_poll.c, stage_teardown.c,
- * stage_validate.c); nothing outside them includes it.  stage.h is the
- * contract for the hooks.
+ * stage_records.c, stage_aside.c, stage_verdict.c, stage_poll.c,
+ * stage_teardown.c, stage_validate.c, stage_sweep.c); nothing outside
+ * them includes it.  stage.h is the contract for the hooks.
  */
 #ifndef CBB_STAGE_INT_H
 #define CBB_STAGE_INT_H
@@ -19,6 +19,8 @@ typedef enum {
 	V_KEPT,      /* stage-in done in an earlier attempt: not repeated */
 	V_FAILED,    /* its transfer failed (data_* starts it again) */
 	V_BROKEN,    /* a mv failed after moving data: never restarted */
+	V_ASIDE,     /* waits while an earlier attempt's output goes aside */
+	V_ASIDE_FAILED, /* that could not be done (why) */
 } verdict_t;
 
 typedef struct {
@@ -29,6 +31,7 @@ typedef struct {
 	uint32_t kept_from;      /* V_KEPT: the attempt that staged it */
 	bool shared;             /* the array's shared stage-in stands for it */
 	char comment[CBB_KEY_MAX];
+	cbb_err_t why;           /* V_ASIDE_FAILED: the line and why */
 } dview_t;
 
 /*
@@ -51,6 +54,22 @@ void cbb_batch_add(const cbb_job_ctx_t *j, cbb_batch_t *b,
 		   char kind, const char *id);
 /* Write the batch, one append per file, and empty it. */
 void cbb_batch_write(cbb_job_ctx_t *j, cbb_batch_t *b);
+
+/* stage_aside.c */
+enum {
+	CBB_ASIDE_GO = 0,     /* nothing in the way (any more): start it */
+	CBB_ASIDE_WAIT = 1,   /* a move-aside runs (or was started now) */
+	CBB_ASIDE_FAILED = -1 /* it could not be done (err: line and why) */
+};
+/*
+ * Before directive d starts for attempt `attempt` of `stage` (it has no
+ * transfer of that attempt yet): whether an earlier attempt's output is
+ * in its way, and if so move it aside (started here when due); see
+ * stage_aside.c.  `have` is the job's transfers from this hook's Query.
+ */
+int cbb_aside_gate(cbb_job_ctx_t *j, const cbb_directive_t *d,
+		   cbb_stage_t stage, uint32_t attempt,
+		   const cbb_transfers_t *have, cbb_err_t *err);
 
 /* stage_verdict.c */
 /* Decide what each directive of `stage` needs (out has plan->n room). */

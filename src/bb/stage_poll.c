@@ -101,9 +101,12 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	}
 	n = cbb_stage_view(j, plan, stage, &have, &recs, &shared, views);
 	for (i = 0; i < n; i++) {
-		if (views[i].v == V_BROKEN || views[i].v == V_FAILED) {
+		if (views[i].v == V_BROKEN || views[i].v == V_FAILED ||
+		    views[i].v == V_ASIDE_FAILED) {
 			if (views[i].v == V_BROKEN)
 				cbb_verdict_broken_mv(err, &views[i]);
+			else if (views[i].v == V_ASIDE_FAILED)
+				cbb_err(err, "%s", views[i].why.msg);
 			else
 				cbb_verdict_failed(err, stage, &views[i]);
 			if (!cbb_stage_best_effort(j, stage)) {
@@ -128,7 +131,7 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 			done++;
 			continue;
 		}
-		busy += views[i].v == V_RUNNING;
+		busy += views[i].v == V_RUNNING || views[i].v == V_ASIDE;
 		done += views[i].v == V_DONE;
 		pending += views[i].v == V_PENDING;
 		kept += views[i].v == V_KEPT;
@@ -262,11 +265,14 @@ int cbb_stage_job_ended(cbb_job_ctx_t *j, bool now, cbb_err_t *err)
 	cbb_over_mark(j->sd, j->job_id, asked_at);
 	cbb_err_clear(&abort_err);
 	lock = cbb_array_decide(j);
+	/* the teardown that would have forgotten the job may never come;
+	 * but what could not be aborted keeps its records, for a sweep
+	 * (cbb_stage_sweep) to stop once the server answers */
 	if (cbb_stage_teardown(j, true, false, &abort_err) < 0)
 		cbb_job_note(j, CBB_LOG_ERROR, abort_err.msg);
+	else
+		cbb_state_forget(j->sd, j->job_id);
 	cbb_array_release(j, lock);
-	/* the teardown that would have forgotten the job may never come */
-	cbb_state_forget(j->sd, j->job_id);
 	cbb_err(err, "job %u is %s: stage-in stopped, its transfers aborted",
 		j->job_id, f.state[0] ? f.state : "gone");
 	return 1;

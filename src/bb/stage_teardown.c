@@ -1,7 +1,8 @@
 /*
- * stage_teardown.c - a job's transfers at teardown: how many stage-ins
- * still run, and aborting the active ones (an array's shared stage-ins
- * only when no other task waits on them).
+ * stage_teardown.c - a job's transfers at teardown: whether its records
+ * show a stage-in never seen to end, how many stage-ins still run, and
+ * aborting the active ones (an array's shared stage-ins only when no
+ * other task waits on them).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,21 @@ static bool still_runs(const cbb_transfer_t *x)
 {
 	return !x->validation_only && !cbb_transfer_failed(x) &&
 	       !cbb_transfer_succeeded(x);
+}
+
+bool cbb_stage_in_unfinished(cbb_job_ctx_t *j)
+{
+	cbb_recs_t r;
+	cbb_err_t err;
+	uint32_t uid;
+	bool open;
+
+	cbb_err_clear(&err);
+	if (cbb_recs_load(j->sd, j->job_id, UINT32_MAX, 0, &r, &err) < 0)
+		return false;
+	open = cbb_recs_stage_in_open(&r, &uid);
+	cbb_recs_free(&r);
+	return open;
 }
 
 long cbb_stage_in_active(cbb_job_ctx_t *j, cbb_err_t *err)

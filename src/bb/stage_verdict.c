@@ -1,9 +1,10 @@
 /*
  * stage_verdict.c - what each directive of a stage needs now, from one
  * Query's transfers and StateDir's records: start it, wait for it to show
- * up, it runs, it is done (now or in an earlier attempt), it failed, or
- * it is a mv that failed after moving data; and the errors a failed one
- * is reported with.
+ * up, it runs, it is done (now or in an earlier attempt), it failed, it
+ * is a mv that failed after moving data, or it waits while an earlier
+ * attempt's output goes aside (stage_aside.c); and the errors a failed
+ * one is reported with.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,23 @@
 #include "stage_int.h"
 #include "stage_array.h"
 #include "stage_find.h"
+
+/*
+ * A directive about to start in a later attempt: what an earlier attempt
+ * left where it writes goes aside first (stage_aside.c).
+ */
+static verdict_t start_or_aside(cbb_job_ctx_t *j, cbb_stage_t stage,
+				const cbb_transfers_t *have, dview_t *v)
+{
+	int g;
+
+	if (v->shared)
+		return V_START;
+	cbb_err_clear(&v->why);
+	g = cbb_aside_gate(j, v->d, stage, cbb_attempt(j, stage), have, &v->why);
+	return g == CBB_ASIDE_GO ? V_START :
+	       g == CBB_ASIDE_WAIT ? V_ASIDE : V_ASIDE_FAILED;
+}
 
 /* Decide what each directive of `stage` needs (views has plan->n room). */
 size_t cbb_stage_view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
@@ -71,7 +89,7 @@ size_t cbb_stage_view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 				cbb_stage_record(j, type, a, d->index, CBB_REC_LOST,
 					   r->id);
 			v->lost = true;
-			v->v = V_START;
+			v->v = start_or_aside(j, stage, have, v);
 			continue;
 		}
 		if (x && v->shared && !r && cbb_transfer_failed(x) &&
@@ -96,7 +114,7 @@ size_t cbb_stage_view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 			v->kept_from = (uint32_t)kept;
 			continue;
 		}
-		v->v = V_START;
+		v->v = start_or_aside(j, stage, have, v);
 	}
 	return n;
 }

@@ -2,7 +2,8 @@
  * state_marks.c - the one-value files of a job in StateDir: when the
  * server was first seen down (.down), when Slurm was last asked about
  * the job (.asked), and that a hurried teardown found the job over
- * (.over).  statefile.h has the contract.
+ * (.over); and the job's own lock (.lock), for what two hooks of one
+ * job must not decide at once.  statefile.h has the contract.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -110,4 +111,18 @@ bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s)
 		close(fd);
 	}
 	return true;
+}
+
+int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_err_t ignored;
+	int dfd;
+
+	cbb_err_clear(&ignored);
+	dfd = cbb_sf_dir(sd, true, &ignored);
+	if (dfd < 0)
+		return -1;
+	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, "lock");
+	return cbb_sf_lock_at(dfd, name, wait_ms);
 }

@@ -1,7 +1,9 @@
 /*
  * state_sweep.c - forgetting a job's files at its teardown, and the
  * sweep of what outlives teardowns on purpose (.skipped, .over, an
- * array's .shared and its lock) once it is old.
+ * array's .shared and its lock) once it is old; and what the sweep for
+ * other jobs' orphaned stage-ins (stage_sweep.c) asks of StateDir: which
+ * jobs have records, and whether a sweep is due (the `sweep` file).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -102,6 +104,9 @@ static void sweep_old(cbb_statedir_t *sd)
 			close(fd);
 		return;
 	}
+	/* (the copy shares the handle's offset: an earlier read left it at
+	 * the end) */
+	rewinddir(d);
 	while ((e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 		char base[256];
@@ -138,5 +143,86 @@ void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id)
 	cbb_sf_unlink(sd, job_id, "down");
 	cbb_sf_unlink(sd, job_id, "started");
 	cbb_sf_unlink(sd, job_id, "asked");
+	cbb_sf_unlink(sd, job_id, "lock");
 	sweep_old(sd);
+}
+
+size_t cbb_state_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)
+{
+	size_t n = 0, k = strlen(sd->cluster);
+	cbb_err_t ignored;
+	struct dirent *e;
+	int dfd, fd;
+	DIR *d;
+
+	cbb_err_clear(&ignored);
+	dfd = cbb_sf_dir(sd, false, &ignored);
+	if (dfd < 0)
+		return 0;
+	fd = dup(dfd);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	rewinddir(d); /* as in sweep_old */
+	/* "<cluster>.<job>.started" (the handle's cluster is as in names) */
+	while (n < max && (e = readdir(d))) {
+		const char *p = e->d_name;
+		unsigned long id;
+		char *end;
+
+		if (strncmp(p, sd->cluster, k) || p[k] != '.' ||
+		    p[k + 1] < '0' || p[k + 1] > '9')
+			continue;
+		id = strtoul(p + k + 1, &end, 10);
+		if (id == 0 || id > 0xffffffffUL || strcmp(end, ".started"))
+			continue;
+		ids[n++] = (uint32_t)id;
+	}
+	closedir(d);
+	return n;
+}
+
+bool cbb_sweep_due(cbb_statedir_t *sd, unsigned every_s, int *held)
+{
+	struct timespec ts;
+	struct stat st;
+	cbb_err_t ignored;
+	long long now_ms, then_ms;
+	int dfd, fd;
+
+	*held = -1;
+	cbb_err_clear(&ignored);
+	dfd = cbb_sf_dir(sd, false, &ignored);
+	if (dfd < 0)
+		return false;
+	fd = openat(dfd, "sweep", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return false;
+	/* one sweeper at a time, and nobody waits for it */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode)) {
+		close(fd);
+		return false;
+	}
+	/* the last sweep's time to the millisecond (a mark in the future is
+	 * a clock that went back: due); an empty file never swept */
+	(void)clock_gettime(CLOCK_REALTIME, &ts);
+	now_ms = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	then_ms = (long long)st.st_mtim.tv_sec * 1000 +
+		  st.st_mtim.tv_nsec / 1000000;
+	if (st.st_size > 0 && then_ms <= now_ms &&
+	    now_ms - then_ms < (long long)every_s * 1000) {
+		close(fd);
+		return false;
+	}
+	if (pwrite(fd, "1\n", 2, 0) != 2 || futimens(fd, NULL) < 0) {
+		close(fd);
+		return false;
+	}
+	*held = fd;
+	return true;
 }

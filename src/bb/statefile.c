@@ -49,7 +49,7 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 			 &used) != 9 :
 		  sscanf(buf, "v1 %lu %lld %lu %lu %lu %lld %3s %63s%n", &rs,
 			 &sub, &ty, &at, &ix, &made, kind, r->id, &used) != 8) ||
-	    (size_t)used != len || rs > 0xffffffffUL || ty > 3 ||
+	    (size_t)used != len || rs > 0xffffffffUL || ty > CBB_KEY_ASIDE ||
 	    at > 0xffffffffUL || ix > 0xffffffffUL || uid > 0xffffffffUL ||
 	    kind[1] ||
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
@@ -129,7 +129,8 @@ bool cbb_sf_rec_of_array(const cbb_rec_t *r, const cbb_array_ident_t *a)
  * Slurm gives every run attempt a new submit time, so within one restart
  * count the submit time must match, with one exception: the stage-out of
  * a requeued attempt (written as attempt restart-1) starts under the old
- * submit time, and Slurm changes it while that stage-out still runs.
+ * submit time, and Slurm changes it while that stage-out still runs (the
+ * same holds for a move-aside that stage-out's directive waits on).
  */
 static bool rec_ours(const cbb_rec_t *r, uint32_t restart, int64_t submit)
 {
@@ -138,7 +139,9 @@ static bool rec_ours(const cbb_rec_t *r, uint32_t restart, int64_t submit)
 	if (r->restart < restart || !submit || !r->submit ||
 	    r->submit == submit)
 		return true;
-	return r->type == CBB_KEY_POST && r->attempt + 1 == r->restart;
+	/* (and the move-asides that stage-out waits on) */
+	return (r->type == CBB_KEY_POST || r->type == CBB_KEY_ASIDE) &&
+	       r->attempt + 1 == r->restart;
 }
 
 /*
@@ -261,6 +264,31 @@ int cbb_sf_recs_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 	(void)cbb_sf_parse_recs(text, len, restart, submit, out, NULL);
 	free(text);
 	return 0;
+}
+
+int cbb_recs_try_load(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
+		      cbb_err_t *err)
+{
+	char *text;
+	size_t len;
+	int fd;
+
+	out->v = NULL;
+	out->n = 0;
+	fd = cbb_sf_open(sd, job_id, "started", O_RDONLY | O_NONBLOCK, err);
+	if (fd < 0)
+		return err && err->msg[0] ? -1 : 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+		close(fd); /* its own hooks are at it: not ours to wait on */
+		return 0;
+	}
+	text = cbb_sf_read_all(fd, RECS_MAX_BYTES, &len);
+	close(fd);
+	if (!text)
+		return 0;
+	(void)cbb_sf_parse_recs(text, len, UINT32_MAX, 0, out, NULL);
+	free(text);
+	return out->v ? 1 : 0;
 }
 
 int cbb_skips_peek(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,

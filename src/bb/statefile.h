@@ -15,11 +15,17 @@
  *   <cluster>.<job>.over     the job was over when a hurried teardown ran:
  *                            a stage hook that Slurm still starts after
  *                            it starts nothing; swept after a day
+ *   <cluster>.<job>.lock     the job's own lock (moving an earlier
+ *                            attempt's output aside), held a moment
+ *   sweep                    when the last sweep for other jobs'
+ *                            orphaned stage-ins ran (its mtime), and
+ *                            its lock (stage.h, cbb_stage_sweep)
  *
  * The code: statefile.c (the record lines and their files),
  * state_dir.c (StateDir and the handle), state_marks.c (.down, .asked,
- * .over), state_shared.c (an array's .shared and its lock),
- * state_sweep.c (forgetting and sweeping).
+ * .over, .lock), state_shared.c (an array's .shared and its lock),
+ * state_sweep.c (forgetting and sweeping, and what the sweep for other
+ * jobs' orphaned stage-ins reads).
  *
  * StateDir must be a real directory (not a symlink) owned by root or by
  * the user the hooks run as (SlurmUser), writable by nobody else; every
@@ -105,7 +111,9 @@ typedef struct {
 	int64_t made;      /* when written (seconds since 1970) */
 	char kind;         /* cbb_rec_kind_t */
 	char id[64];       /* transfer id; "-" when unknown */
-	bool has_uid;      /* JOINED: the task's uid is known (a "v2" line) */
+	bool has_uid;      /* the job's uid is known (a "v2" line): the
+			      user whose transfers a start record's are, a
+			      JOINED record's task */
 	uint32_t uid;
 } cbb_rec_t;
 
@@ -228,7 +236,36 @@ bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
 #define CBB_OVER_KEEP_S 86400
 
 /*
- * Forget the started/down/asked files of a job that is over (its
+ * A job's own lock (<cluster>.<job>.lock) for the stage decisions two
+ * hooks of one job must not take at once (moving an earlier attempt's
+ * output aside, stage_aside.c): waits at most wait_ms; -1 when busy or
+ * StateDir is unusable.  Released with cbb_shared_unlock, removed with
+ * the job's other files (cbb_state_forget).
+ */
+int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms);
+
+/*
+ * For the sweep that another job's hook runs (stage_sweep.c): the records
+ * of job_id as they are, never waiting for its lock (a job whose hooks
+ * hold it is busy, not abandoned) and never rewriting the file.  1
+ * loaded, 0 busy or none, -1 (err set) when the file cannot be opened.
+ */
+int cbb_recs_try_load(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
+		      cbb_err_t *err);
+/* The jobs of the handle's cluster with a .started file, at most max. */
+size_t cbb_state_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max);
+/*
+ * Whether a sweep is due: at most once every every_s seconds over all
+ * hooks (StateDir's "sweep" file: its mtime, to the millisecond, is the
+ * last sweep; one in the future is a clock that went back, and due),
+ * and one sweeper at a time (its lock, never waited for).  When true,
+ * *held is the lock, to release with cbb_shared_unlock after the sweep.
+ * Never creates StateDir.
+ */
+bool cbb_sweep_due(cbb_statedir_t *sd, unsigned every_s, int *held);
+
+/*
+ * Forget the started/down/asked/lock files of a job that is over (its
  * .skipped file stays for bbstat), and sweep old .skipped files.
  */
 void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id);

@@ -41,8 +41,8 @@ static size_t collect(const cbb_transfers_t *t, row_t *rows, long *last)
 
 		if (t->v[i].validation_only ||
 		    !cbb_key_parse(t->v[i].comment, &key) ||
-		    key.type == CBB_KEY_VALIDATE)
-			continue;
+		    key.type == CBB_KEY_VALIDATE || key.type == CBB_KEY_ASIDE)
+			continue; /* (a move-aside is not a directive's row) */
 		for (k = 0; k < n; k++)
 			if (rows[k].key.type == key.type &&
 			    rows[k].key.index == key.index &&

@@ -9,7 +9,8 @@ progress fields; validation done as the user with Conduit's wording;
 real POSIX copies and moves performed as that user; the 4000-byte source
 cap on StartTransfer; identical-path refusal; regex Query on any field
 (OR/AND) scoped to the caller; StopTransfer (ABORT -> ABORTED); archiving;
-state that survives a restart.
+destInfo (what validation found at the destination); state that
+survives a restart.
 
 Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
   step_ms            delay between states (default 20)
@@ -335,10 +336,15 @@ def validate(t, uname):
     if not os.access(target_dir, os.W_OK | os.X_OK):
         raise Fail("user[%s] does not have write permissions for dest parent path[%s]: "
                    "permission denied" % (uname, target_dir))
-    # like Conduit's destInfo: whether the destination is an existing
-    # directory is settled here, so a data stage run again (a server
-    # restarted in the middle) writes the same paths
-    return json.dumps({"into": os.path.isdir(d)})
+    # Conduit's destInfo, settled here (VALIDATION_COMPLETE) and shown
+    # from then on: DEST_IS_DIR (3) when the destination is an existing
+    # directory, so each source lands at destination/basename; else
+    # DEST_NOT_DIR (2) for something else that exists, DEST_NOT_EXIST (1).
+    # A data stage run again (a server restarted in the middle) writes the
+    # same paths.
+    into = os.path.isdir(d)
+    dest = 3 if into else 2 if os.path.lexists(d) else 1
+    return json.dumps({"into": into, "dest": dest})
 
 
 def tree_size(p):
@@ -517,7 +523,8 @@ class ServerBase:
             dataTransferred=str(t["bytes"]), filesTransferred=t["files"],
             bandwidth=str(t["bandwidth"]), directoriesTransferred=t["dirs"],
             active=t["active"], comment=t["comment"],
-            validationOnly=t["validationOnly"], pluginStatus=t["pluginStatus"])
+            validationOnly=t["validationOnly"], pluginStatus=t["pluginStatus"],
+            destInfo=t.get("dest_info", 0))
         d.createdTime.seconds = int(t["created"])
         d.createdTime.nanos = int((t["created"] % 1) * 1e9)
         d.startTime.seconds = int(t["start"])
@@ -623,7 +630,8 @@ class ServerBase:
                   "ErrorMessage": t["errorMessage"], "State": state_name(t["state"]),
                   "Error": pb.Error.Name(t["error"]), "Action": pb.Action.Name(t["action"]),
                   "DataTransferred": str(t["bytes"]), "PluginStatus": t["pluginStatus"],
-                  "FilesTransferred": str(t["files"]), "Bandwidth": str(t["bandwidth"])}
+                  "FilesTransferred": str(t["files"]), "Bandwidth": str(t["bandwidth"]),
+                  "DestInfo": pb.DestInfo.Name(t.get("dest_info", 0))}
         if k in simple:
             return simple[k]
         if k in ("Active", "ValidationOnly", "PluginData"):
@@ -754,7 +762,8 @@ class Worker(threading.Thread):
                 code = {14: 22, 24: 4, 28: 19}[st]
                 self.fail(t, code, msg)
             elif st == 14:
-                t["into"] = json.loads(msg)["into"]
+                res = json.loads(msg)
+                t["into"], t["dest_info"] = res["into"], res["dest"]
                 t.update(state=nxt, changed=now())
             elif st == 15 and t["validationOnly"]:
                 t.update(active=False, end=now(), changed=now())

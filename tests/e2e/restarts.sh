@@ -1,6 +1,7 @@
-# restarts.sh - slurmctld restarts during stage-in and stage-out, a
-# requeue, and the Conduit server going down during stage-in (sourced by
-# run.sh).
+# restarts.sh - slurmctld restarts during stage-in and stage-out,
+# requeues (of a running job, after a completed stage-out, during one:
+# each destination as a job that ran once leaves it), and the Conduit
+# server going down during stage-in (sourced by run.sh).
 
 # ---- 6. one slurmctld restart during a stage-in and a stage-out --------------
 # The stage-in job's name looks like scontrol output: nothing may read it
@@ -67,17 +68,96 @@ expect "requeue: a finished stage-in is not repeated (cp -r not nested)" \
 expect "requeue: ... the job saw the tree as staged, not nested in itself" \
 	file_is "$JOBS/rq-$J7-ls.txt" "sub"
 expect "requeue: --every-attempt stages in again" \
-	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,")" = 1 ]
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_PRE,")" = 1 ]
+expect "requeue: ... after attempt 0's copy was moved aside, once" sh -c \
+	"[ \"\$(cat $R$JOBS/rq-$J7-every.txt.conduit-attempt-0)\" = alpha ] &&
+	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: the interrupted attempt staged out once, as attempt 0" \
-	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:0,SLURMINDEX:3,")" = 1 ]
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:0,SLURMINDEX:3,SLURMTYPE:CONDUIT_POST,")" = 1 ]
 expect "requeue: the final attempt staged out once, as attempt 1" \
-	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,")" = 1 ]
+	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,SLURMTYPE:CONDUIT_POST,")" = 1 ]
 expect "requeue: the final attempt's outputs are what arrived" \
 	file_is "/data/out/rq-$J7-out.txt" "attempt 1"
+expect "requeue: ... the interrupted attempt's moved aside once, whole" sh -c \
+	"[ \"\$(cat $R/data/out/rq-$J7-out.txt.conduit-attempt-0)\" = 'attempt 0' ] &&
+	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: bbstat shows each attempt's rows" sh -c \
 	"chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +0 +TRANSFER_FINALIZED' &&
 	 chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +1 +TRANSFER_FINALIZED'"
 expect "requeue: no failure reason on the completed job" sh -c "! chroot $R squeue -h -t all -j $J7 -o %r | grep -q slurm_bb"
+
+# ---- 7b. requeue after a completed stage-out: each destination as one run leaves
+# cp, cp -r, mv, mv -r of files and trees: attempt 0 completes and stages
+# out, is requeued, attempt 1 completes and stages out.
+mkdir -p "$R/data/rqo"
+chown 2001:2001 "$R/data/rqo"
+write_job requeue-out.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#SBATCH --requeue
+#CONDUIT_POST cp -r /home/alice/jobs/rqo-%j/tree /data/rqo/tree-%j
+#CONDUIT_POST mv -r /home/alice/jobs/rqo-%j/mtree /data/rqo/mtree-%j
+#CONDUIT_POST cp /home/alice/jobs/rqo-%j/res.txt /data/rqo/res-%j.txt
+#CONDUIT_POST mv /home/alice/jobs/rqo-%j/log.txt /data/rqo/log-%j.txt
+k=${SLURM_RESTART_COUNT:-0}
+d=/home/alice/jobs/rqo-$SLURM_JOB_ID
+mkdir -p $d/tree/sub $d/mtree/sub
+echo "attempt $k" > $d/tree/sub/result.txt
+echo "attempt $k" > $d/mtree/sub/result.txt
+echo "attempt $k" > $d/res.txt
+echo "attempt $k" > $d/log.txt
+JOB
+JQ=$(submit requeue-out.sh)
+expect "requeue after stage-out: attempt 0 completes and stages out" wait_for 90 state_is "$JQ" COMPLETED
+in_root scontrol requeue "$JQ"
+wait_for 20 state_is "$JQ" PENDING
+in_root scontrol update JobId="$JQ" StartTime=now
+expect "... requeued, attempt 1 completes" wait_for 150 sh -c \
+	"[ \"\$(chroot $R squeue -h -t all -j $JQ -o '%T')\" = COMPLETED ] && [ -f $R/data/rqo/log-$JQ.txt ] && grep -qx 'attempt 1' $R/data/rqo/log-$JQ.txt"
+for w in tree mtree; do
+	expect "... $w (cp -r / mv -r): the final attempt's tree at the destination, not nested" sh -c \
+		"[ \"\$(cat $R/data/rqo/$w-$JQ/sub/result.txt)\" = 'attempt 1' ] && [ ! -e $R/data/rqo/$w-$JQ/$w ]"
+	expect "... $w: attempt 0's tree moved aside, whole" \
+		file_is "/data/rqo/$w-$JQ.conduit-attempt-0/sub/result.txt" "attempt 0"
+done
+for w in res log; do
+	expect "... $w (cp / mv of a file): the final attempt's file, attempt 0's aside" sh -c \
+		"[ \"\$(cat $R/data/rqo/$w-$JQ.txt)\" = 'attempt 1' ] && [ \"\$(cat $R/data/rqo/$w-$JQ.txt.conduit-attempt-0)\" = 'attempt 0' ]"
+done
+once_each() { # 4 directives x 2 attempts, 4 move-asides
+	[ "$(starts_of "SLURMJOB:$1,.*SLURMTYPE:CONDUIT_POST,")" = 8 ] &&
+		[ "$(starts_of "SLURMJOB:$1,.*SLURMTYPE:CONDUIT_ASIDE,")" = 4 ]
+}
+expect "... each directive staged out once per attempt, moved aside once" once_each "$JQ"
+expect "... owned by alice" owned_by_alice "/data/rqo/tree-$JQ.conduit-attempt-0/sub/result.txt"
+
+# ---- 7c. requeue during a stage-out ------------------------------------------
+# attempt 0 ends and its stage-out is under way (its copy done, the
+# transfer held before it is over) when the job is requeued; the final
+# attempt's stage-out waits for it, then moves its tree aside.
+write_job requeue-during.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#SBATCH --requeue
+#CONDUIT_POST cp -r /home/alice/jobs/rqd-%j/tree /data/rqo/dtree-%j
+k=${SLURM_RESTART_COUNT:-0}
+d=/home/alice/jobs/rqd-$SLURM_JOB_ID
+mkdir -p $d/tree/sub
+echo "attempt $k" > $d/tree/sub/result.txt
+JOB
+faults '{"delay_ms": {"DATA_COMPLETE": 600000}}' # (held until lifted below)
+JD=$(submit requeue-during.sh)
+wait_for 90 file_is "/data/rqo/dtree-$JD/sub/result.txt" "attempt 0"
+note "requeue during stage-out: job $JD is $(state_of "$JD"), its transfers $(transfers_of "$JD")"
+rq=$(in_root scontrol requeue "$JD" 2>&1)
+note "requeue during stage-out: scontrol requeue says '$rq'; the job is $(state_of "$JD")"
+wait_for 30 state_is "$JD" PENDING
+in_root scontrol update JobId="$JD" StartTime=now
+faults '{}'
+expect "requeue during stage-out: attempt 1 completes" wait_for 150 sh -c \
+	"[ \"\$(chroot $R squeue -h -t all -j $JD -o '%T')\" = COMPLETED ] && grep -qx 'attempt 1' $R/data/rqo/dtree-$JD/sub/result.txt"
+expect "... the final attempt's tree, not nested; attempt 0's aside" sh -c \
+	"[ ! -e $R/data/rqo/dtree-$JD/tree ] && [ \"\$(cat $R/data/rqo/dtree-$JD.conduit-attempt-0/sub/result.txt)\" = 'attempt 0' ]"
 
 # ---- 8. the Conduit server goes down during stage-in -------------------------
 write_job down.sh <<'JOB'

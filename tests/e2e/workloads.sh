@@ -1,7 +1,7 @@
 # workloads.sh - what real workloads do (sourced by run.sh): job arrays
 # with and without % symbols, a Conduit outage during stage-out, scancel
 # and scancel --hurry during stage-out, the reason of a job cancelled in
-# stage-in.
+# stage-in, a job cancelled in stage-in whose every hook Slurm killed.
 
 # ---- arrays -------------------------------------------------------------------
 mkdir -p "$R$JOBS/arr" "$R/data/arr"
@@ -120,3 +120,82 @@ wait_for 30 torn_down "$JL"
 expect "... and no reason or comment blames a directive line (it is on line 4)" \
 	sh -c "! chroot $R scontrol show job $JL | grep -E 'Reason|StateDesc|SystemComment' | grep -q 'line [0-9]'"
 faults '{}'
+
+# ---- cancel in stage-in with every hook of the job killed ---------------------
+# As Slurm does when the cancel and the teardown reach slurmscriptd in the
+# wrong order: the job's poll and its hurried teardown are SIGKILLed (here
+# while each waits on a stalled Query).  The next hook of any job stops
+# the transfers (stage_sweep.c), within one PollInterval.
+write_job orphan.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/orph1.txt
+#CONDUIT_PRE cp /data/in/b.txt /home/alice/jobs/orph2.txt
+true
+JOB
+write_job bystander.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/bystander-%j.txt
+true
+JOB
+still_running() { # still_running JOB STOPS: both transfers run, no StopTransfer since
+	[ "$(transfers_of "$1")" = '24:1:SLURMTYPE:CONDUIT_PRE 24:1:SLURMTYPE:CONDUIT_PRE' ] &&
+		[ "$(stops)" = "$2" ]
+}
+# The hook processes: the children of this root's slurmscriptd
+# ("slurmctld: burst_buffer.lua", one per call)
+hook_pids() {
+	for sd in $(pgrep -f '^slurmctld: slurmscriptd'); do
+		[ "$(readlink "/proc/$sd/root" 2>/dev/null)" = "$R" ] || continue
+		pgrep -P "$sd"
+	done
+}
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
+JK=$(submit orphan.sh)
+wait_starts "$JK" 2 30
+wait_for 20 still_running "$JK" "$(stops)"
+# every Query now hangs: a hook of the job is caught in it, and killed
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}, "stall_ms": {"Query": 60000}}'
+s0=$(stops)
+in_root scancel "$JK"
+killed=0
+end=$(( $(date +%s) + 12 ))
+while [ "$(date +%s)" -lt "$end" ]; do
+	for p in $(hook_pids); do kill -9 "$p" 2>/dev/null && killed=$((killed + 1)); done
+	sleep 0.1
+done
+note "cancel in stage-in: $killed hook process(es) SIGKILLed (the poll, the teardown, any retry)"
+expect "cancel in stage-in, hooks killed: the job is cancelled" state_is "$JK" CANCELLED
+expect "... its transfers still run, nothing stopped them" still_running "$JK" "$s0"
+# the next hook call: another job's (or a teardown Slurm retries)
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
+cat > "$R/tmp/stops.py" <<'PY'
+# stops.py SRV JOB SINCE: each active transfer of JOB stopped (StopTransfer
+# OK) within 1 s of the first RPC any hook sent since SINCE
+import json, sys
+srv, job, since = sys.argv[1], sys.argv[2], float(sys.argv[3])
+st = json.load(open(srv + "/state.json"))
+ids = [i for i, t in st.items() if t["comment"].startswith("SLURMJOB:%s," % job) and not t["validationOnly"]]
+lines = [json.loads(l) for l in open(srv + "/rpc.log").read().splitlines()]
+lines = [r for r in lines if r.get("t0", 0) >= since]
+first = min(r["t0"] for r in lines) if lines else None
+stopped = {}
+for r in lines:
+    if r["method"] == "StopTransfer" and r["status"] == "OK":
+        for i in r.get("ids", []):
+            stopped.setdefault(i, r["t"])
+print("first hook RPC at %s, stops %s" % (first, stopped))
+sys.exit(0 if first and len(ids) == 2 and all(i in stopped and stopped[i] - first <= 1.0 for i in ids) else 1)
+PY
+since=$(date +%s.%N)
+JY=$(submit bystander.sh)
+expect "... the next hook call stops each of its transfers within one PollInterval (1 s)" \
+	wait_for 60 in_root /usr/bin/python3 /tmp/stops.py "$SRV" "$JK" "$since"
+note "cancel in stage-in: $(in_root /usr/bin/python3 /tmp/stops.py "$SRV" "$JK" "$since")"
+faults '{}'
+# (the bystander's stage-in goes all the way through once the hold is
+# lifted: by then the aborted ones have had every chance to move on)
+expect "... the job that made the call completes" wait_for 90 state_is "$JY" COMPLETED
+expect "... and none of them reaches FINALIZED (both ABORTED)" \
+	[ "$(transfers_of "$JK")" = '3:0:SLURMTYPE:CONDUIT_PRE 3:0:SLURMTYPE:CONDUIT_PRE' ]

@@ -30,7 +30,7 @@ static cbb_statedir_t *SD(const cbb_config_t *cfg, const char *cluster)
 
 static void test_key_roundtrip(void **state)
 {
-	cbb_key_t k = { 42, "", 3, 7, CBB_KEY_POST, 19 }, back;
+	cbb_key_t k = { 42, "", 3, 7, CBB_KEY_POST, 19, 0 }, back;
 	char buf[CBB_KEY_MAX];
 
 	(void)state;
@@ -47,6 +47,18 @@ static void test_key_roundtrip(void **state)
 	assert_false(cbb_key_parse("SLURMJOB:42,CLUSTER:c,RESTART:0,SLURMINDEX:1,"
 				   "SLURMTYPE:CONDUIT_PRE,LINE:3x", &back));
 	assert_false(cbb_key_parse("", &back));
+	/* a move-aside names the place it clears: PART, last */
+	k.type = CBB_KEY_ASIDE;
+	k.part = 2;
+	cbb_key_format(buf, sizeof(buf), &k);
+	assert_string_equal(buf, "SLURMJOB:42,CLUSTER:hpc_one_x,RESTART:3,"
+			    "SLURMINDEX:7,SLURMTYPE:CONDUIT_ASIDE,LINE:19,PART:2");
+	assert_true(cbb_key_parse(buf, &back));
+	assert_memory_equal(&k, &back, sizeof(k));
+	assert_false(cbb_key_parse("SLURMJOB:42,CLUSTER:c,RESTART:0,SLURMINDEX:1,"
+				   "SLURMTYPE:CONDUIT_ASIDE,LINE:3", &back));
+	assert_false(cbb_key_parse("SLURMJOB:42,CLUSTER:c,RESTART:0,SLURMINDEX:1,"
+				   "SLURMTYPE:CONDUIT_POST,LINE:3,PART:1", &back));
 	cbb_cluster_safe(k.cluster, NULL);
 	assert_string_equal(k.cluster, "cluster");
 }

@@ -1,0 +1,155 @@
+/*
+ * stage_sweep.c - the sweep for other jobs' orphaned stage-ins (stage.h,
+ * cbb_stage_sweep): which jobs StateDir's records show with a stage-in
+ * never seen to end, what Slurm says of them (one squeue), and for each
+ * one cancelled in stage-in or forgotten, what its hurried teardown would
+ * have done.  At the top of the stage engine: the hooks call it once done
+ * with their own job; it calls the teardown code and the layers below.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stage_int.h"
+
+#include "jobstate.h"
+#include "stage_find.h"
+
+/* At most one sweep this often over all hooks (seconds). */
+#define SWEEP_EVERY_S 1
+/* Record files read per sweep, and jobs asked about with one squeue. */
+#define SWEEP_READ 32
+#define SWEEP_ASK 8
+/* squeue's time limit in a sweep (milliseconds). */
+#define SWEEP_SQUEUE_MS 2000
+/* How many job ids one readdir of StateDir takes in at most. */
+#define SWEEP_LIST_MAX 4096
+/* The time a sweep leaves the hook's budget for a job's Query and Stop. */
+#define SWEEP_RPC_MIN_MS 500
+
+/* Cancelled in stage-in or forgotten: not a job that ran (or runs). */
+static bool stopped_in_stage_in(const cbb_job_facts_t *f)
+{
+	return f->cls == CBB_JOB_GONE ||
+	       (f->cls == CBB_JOB_OVER && (!strcmp(f->state, "CANCELLED") ||
+					   !strcmp(f->state, "DEADLINE")));
+}
+
+/*
+ * A job cancelled in stage-in (or one Slurm has forgotten): what its
+ * hurried teardown would have done.  Returns false when the sweep should
+ * stop (no time left, or the server does not answer).
+ */
+static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
+		     const cbb_job_facts_t *f, time_t asked_at)
+{
+	cbb_job_ctx_t j;
+	cbb_err_t err;
+	long n;
+
+	if (cbb_grpc_left_ms(self->g) < SWEEP_RPC_MIN_MS)
+		return false;
+	cbb_job_ctx_init(&j, self->cfg, self->g, self->cluster, id, uid);
+	j.sd = self->sd;
+	j.log = self->log;
+	j.log_ud = self->log_ud;
+	cbb_err_clear(&err);
+	n = cbb_stage_in_active(&j, &err);
+	if (n < 0) {
+		cbb_job_log(&j, CBB_LOG_VERBOSE, "sweep (from job %u): %s",
+			    self->job_id, err.msg);
+		return false;
+	}
+	/* before anything is aborted: a stage hook still to come starts
+	 * nothing (statefile.h, cbb_over_mark) */
+	cbb_over_mark(j.sd, id, asked_at);
+	if (n > 0) {
+		cbb_job_log(&j, CBB_LOG_INFO, "sweep (from job %u): the job is %s "
+			    "with %ld stage-in transfer(s) still running and no "
+			    "hook of its own left to stop them: aborting them",
+			    self->job_id, f->state[0] ? f->state : "gone", n);
+		if (cbb_stage_teardown(&j, true, true, &err) < 0) {
+			cbb_job_log(&j, CBB_LOG_ERROR, "sweep (from job %u): %s",
+				    self->job_id, err.msg);
+			return true; /* its records stay: the next sweep retries */
+		}
+	}
+	cbb_state_forget(j.sd, id);
+	return true;
+}
+
+/*
+ * Up to SWEEP_ASK jobs other than `self` whose records show an open
+ * stage-in, read from a window of StateDir's jobs that moves on at every
+ * sweep (so each job's turn comes), into ask[] with their uids.
+ */
+static size_t pick_jobs(cbb_statedir_t *sd, uint32_t self, uint32_t *ask,
+			uint32_t *uids)
+{
+	uint32_t *ids = calloc(SWEEP_LIST_MAX, sizeof(*ids));
+	size_t n, i, start, read = 0, asked = 0;
+	cbb_err_t err;
+
+	n = ids ? cbb_state_jobs(sd, ids, SWEEP_LIST_MAX) : 0;
+	start = n ? (size_t)time(NULL) * SWEEP_READ % n : 0;
+	for (i = 0; i < n && read < SWEEP_READ && asked < SWEEP_ASK; i++) {
+		uint32_t id = ids[(start + i) % n], uid;
+		cbb_recs_t r;
+		bool open;
+
+		if (id == self)
+			continue;
+		read++;
+		cbb_err_clear(&err);
+		if (cbb_recs_try_load(sd, id, &r, &err) <= 0)
+			continue; /* busy (its own hooks are at it) or none */
+		open = cbb_recs_stage_in_open(&r, &uid);
+		cbb_recs_free(&r);
+		if (!open || uid == CBB_UID_UNKNOWN || uid == 0)
+			continue;
+		ask[asked] = id;
+		uids[asked++] = uid;
+	}
+	free(ids);
+	return asked;
+}
+
+void cbb_stage_sweep(cbb_job_ctx_t *self)
+{
+	uint32_t ask[SWEEP_ASK], uids[SWEEP_ASK];
+	cbb_job_facts_t f[SWEEP_ASK];
+	char sq[4200];
+	size_t asked, i;
+	bool alone = false;
+	time_t asked_at;
+	cbb_err_t err;
+	int held;
+
+	if (!self->sd || !self->g || !cbb_sweep_due(self->sd, SWEEP_EVERY_S, &held))
+		return;
+	asked = pick_jobs(self->sd, self->job_id, ask, uids);
+	if (asked && !self->g->multi) {
+		cbb_err_clear(&err);
+		if (cbb_grpc_open(self->g, self->cfg, 0, &err) < 0)
+			asked = 0;
+	}
+	/* one squeue for all of them; Slurm that does not answer: not now */
+	asked_at = time(NULL);
+	if (asked && cbb_jobs_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
+				    ask, asked, SWEEP_SQUEUE_MS, f) < 0)
+		asked = 0;
+	for (i = 0; i < asked; i++) {
+		/* one that a list leaves out is asked alone (Slurm may have
+		 * forgotten it), one per sweep */
+		if (f[i].cls == CBB_JOB_UNKNOWN && asked > 1 && !alone) {
+			alone = true;
+			cbb_job_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
+				      ask[i], SWEEP_SQUEUE_MS, &f[i]);
+		}
+		if (stopped_in_stage_in(&f[i]) &&
+		    !stop_job(self, ask[i], uids[i], &f[i], asked_at))
+			break;
+	}
+	cbb_shared_unlock(held);
+}
