@@ -50,6 +50,12 @@ depends=$(cd "$out/shlibs" && dpkg-shlibdeps -O \
 	"$root/usr/lib/$multiarch/lua/5.1/conduit_bb.so" "$root/usr/bin/conduit-bb" |
 	sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb/build.sh: dpkg-shlibdeps found no Depends" >&2; exit 1; }
+# conduit_bb.so dlopen()s libcurl and libcrypto on first need (src/core/
+# curl_dl.c): the dependency comes from conduit-bb, which links them
+case $depends in
+*libcurl4*libssl3*|*libssl3*libcurl4*) ;;
+*) echo "deb/build.sh: Depends lacks libcurl4 or libssl3: $depends" >&2; exit 1 ;;
+esac
 size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
 sed -e "s/@VERSION@/$version-1/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \
 	-e "s/@DEPENDS@/$depends/" deb/control.in > "$root/DEBIAN/control"

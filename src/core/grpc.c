@@ -1,9 +1,9 @@
 /* grpc.c - see grpc.h */
 #include "grpc.h"
+#include "curl_dl.h"
 #include "grpc_frame.h"
+#include "tls.h"
 
-#include <curl/curl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,22 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static pthread_once_t global_once = PTHREAD_ONCE_INIT;
-static CURLcode global_rc = CURLE_FAILED_INIT;
-
-static void global_init(void)
-{
-	/* The module is built -z nodelete, so this runs once per process. */
-	global_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 int cbb_grpc_global_init(cbb_err_t *err)
 {
-	pthread_once(&global_once, global_init);
-	if (global_rc != CURLE_OK)
-		return cbb_err(err, "conduit: libcurl initialisation failed: %s",
-			       curl_easy_strerror(global_rc));
-	return 0;
+	return cbb_curl_load(err);
 }
 
 const char *cbb_grpc_code_name(int status)
@@ -91,6 +78,13 @@ int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, unsigned budget_ms,
 			       "conduit_bb.conf");
 	if (cbb_grpc_global_init(err) < 0)
 		return -1;
+	if (cfg->tls_resume) {
+		cbb_tls_bind_t b = { cfg->server_name, host, cfg->server_port,
+				     cfg->ca_cert, cfg->client_cert,
+				     cfg->client_key, cbb_conf_state_dir(cfg) };
+
+		cbb_tls_resume_init(&g->resume, &b);
+	}
 	v6 = strchr(host, ':') != NULL;
 	if (cfg->server_name) {
 		/*
@@ -107,22 +101,23 @@ int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, unsigned budget_ms,
 			 v6 ? "[" : "", host, v6 ? "]" : "", cfg->server_port);
 	}
 	if (g->resolve[0] &&
-	    !(g->resolve_list = curl_slist_append(NULL, g->resolve)))
+	    !(g->resolve_list = cbb_curl.slist_append(NULL, g->resolve)))
 		return cbb_err(err, "conduit: out of memory");
-	g->multi = curl_multi_init();
+	g->multi = cbb_curl.multi_init();
 	if (!g->multi)
 		return cbb_err(err, "conduit: out of memory");
-	curl_multi_setopt(g->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
-	curl_multi_setopt(g->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
-	curl_multi_setopt(g->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 100L);
+	cbb_curl.multi_setopt(g->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	cbb_curl.multi_setopt(g->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
+	cbb_curl.multi_setopt(g->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 100L);
 	return 0;
 }
 
 void cbb_grpc_close(cbb_grpc_t *g)
 {
 	if (g->multi)
-		curl_multi_cleanup(g->multi);
-	curl_slist_free_all(g->resolve_list);
+		cbb_curl.multi_cleanup(g->multi);
+	if (g->resolve_list)
+		cbb_curl.slist_free_all(g->resolve_list);
 	g->multi = NULL;
 	g->resolve_list = NULL;
 }
@@ -130,8 +125,9 @@ void cbb_grpc_close(cbb_grpc_t *g)
 void cbb_rpc_reset(cbb_rpc_t *c)
 {
 	if (c->easy)
-		curl_easy_cleanup(c->easy);
-	curl_slist_free_all(c->headers);
+		cbb_curl.easy_cleanup(c->easy);
+	if (c->headers)
+		cbb_curl.slist_free_all(c->headers);
 	free(c->framed);
 	free(c->resp);
 	c->easy = c->headers = NULL;
@@ -151,16 +147,18 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 	const cbb_config_t *cfg = g->cfg;
 	struct curl_slist *h = NULL, *h2;
 	char url[512], tmo[64], rid[64];
+	cbb_tls_t tls = { cfg->ca_cert, cfg->client_cert, cfg->client_key,
+			  cbb_conf_tls_groups(cfg), true, &g->resume };
 	CURL *e;
 
 	cbb_rpc_reset(c);
 	c->status = CBB_GRPC_UNKNOWN;
 	c->message[0] = '\0';
 	c->max_reply = cfg->max_reply_bytes;
-	e = curl_easy_init();
+	e = cbb_curl.easy_init();
 	if (cbb_grpc_frame(c) < 0 || !e) {
 		if (e)
-			curl_easy_cleanup(e);
+			cbb_curl.easy_cleanup(e);
 		return -1;
 	}
 	c->easy = e;
@@ -174,66 +172,46 @@ static int setup_call(cbb_grpc_t *g, cbb_rpc_t *c, unsigned timeout_ms,
 		c->rid = new_rid();
 	snprintf(rid, sizeof(rid), "conduit-bb-request-id: %016llx",
 		 (unsigned long long)c->rid);
-	h2 = curl_slist_append(h, "Content-Type: application/grpc");
+	h2 = cbb_curl.slist_append(h, "Content-Type: application/grpc");
 	if (h2)
 		h = h2;
-	h2 = h2 ? curl_slist_append(h, "TE: trailers") : NULL;
-	h2 = h2 ? curl_slist_append(h, "Accept:") : NULL;
-	h2 = h2 ? curl_slist_append(h, "Expect:") : NULL;
-	h2 = h2 ? curl_slist_append(h, tmo) : NULL;
-	h2 = h2 ? curl_slist_append(h, rid) : NULL;
+	h2 = h2 ? cbb_curl.slist_append(h, "TE: trailers") : NULL;
+	h2 = h2 ? cbb_curl.slist_append(h, "Accept:") : NULL;
+	h2 = h2 ? cbb_curl.slist_append(h, "Expect:") : NULL;
+	h2 = h2 ? cbb_curl.slist_append(h, tmo) : NULL;
+	h2 = h2 ? cbb_curl.slist_append(h, rid) : NULL;
 	c->headers = h;
 	if (!h2)
 		return -1;
 
-	if (curl_easy_setopt(e, CURLOPT_URL, url) ||
-#if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the string form */
-	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||
-#else
-	    curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTPS) ||
-#endif
-	    curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
+	if (cbb_curl.easy_setopt(e, CURLOPT_URL, url) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_HTTP_VERSION,
 			     (long)CURL_HTTP_VERSION_2TLS) ||
-	    curl_easy_setopt(e, CURLOPT_SSLVERSION,
-			     (long)CURL_SSLVERSION_TLSv1_3) ||
-	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) ||
-	    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_POST, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+	    cbb_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_PIPEWAIT, 1L) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_POST, 1L) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
 			     (curl_off_t)(c->req_len + 5)) ||
-	    curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->framed) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h) ||
-	    curl_easy_setopt(e, CURLOPT_USERAGENT, "conduit-bb/" CBB_VERSION) ||
-	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	    cbb_curl.easy_setopt(e, CURLOPT_POSTFIELDS, c->framed) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_HTTPHEADER, h) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_USERAGENT, "conduit-bb/" CBB_VERSION) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
 			     (long)(timeout_ms < 5000 ? timeout_ms : 5000)) ||
-	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms) ||
-	    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, cbb_grpc_on_header) ||
-	    curl_easy_setopt(e, CURLOPT_HEADERDATA, c) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, cbb_grpc_on_body) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEDATA, c) ||
-	    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->curl_err) ||
-	    curl_easy_setopt(e, CURLOPT_PRIVATE, c))
+	    cbb_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout_ms) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_HEADERFUNCTION, cbb_grpc_on_header) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_HEADERDATA, c) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, cbb_grpc_on_body) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_WRITEDATA, c) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_ERRORBUFFER, c->curl_err) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_PRIVATE, c))
 		return -1;
-	/* Trust only the configured CA: Debian's libcurl keeps its default
-	 * CApath unless it is cleared. */
-	if (cfg->ca_cert && (curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_cert) ||
-			     curl_easy_setopt(e, CURLOPT_CAPATH, NULL)))
-		return -1;
-	if (cfg->client_cert &&
-	    (curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->client_cert) ||
-	     curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM")))
-		return -1;
-	if (cfg->client_key &&
-	    (curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->client_key) ||
-	     curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM")))
+	if (cbb_tls_setopt(e, &tls))
 		return -1;
 	if (g->resolve_list &&
-	    curl_easy_setopt(e, CURLOPT_RESOLVE, (struct curl_slist *)g->resolve_list))
+	    cbb_curl.easy_setopt(e, CURLOPT_RESOLVE, (struct curl_slist *)g->resolve_list))
 		return -1;
-	if (fresh && curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L))
+	if (fresh && cbb_curl.easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L))
 		return -1;
 	return 0;
 }
@@ -242,7 +220,7 @@ static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c)
 {
 	const cbb_config_t *cfg = g->cfg;
 	const char *detail = c->curl_err[0] ? c->curl_err :
-			     curl_easy_strerror((CURLcode)c->curl_rc);
+			     cbb_curl.easy_strerror((CURLcode)c->curl_rc);
 
 	c->transport = true;
 	c->status = CBB_GRPC_UNAVAILABLE;
@@ -331,7 +309,7 @@ static void finish(cbb_grpc_t *g, cbb_rpc_t *c)
 		transport_error(g, c);
 		return;
 	}
-	curl_easy_getinfo(c->easy, CURLINFO_HTTP_VERSION, &ver);
+	cbb_curl.easy_getinfo(c->easy, CURLINFO_HTTP_VERSION, &ver);
 	if (ver != CURL_HTTP_VERSION_2_0) {
 		c->status = CBB_GRPC_UNAVAILABLE;
 		snprintf(c->message, sizeof(c->message), "conduit: %s:%u did "
@@ -420,13 +398,13 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n, bool fresh)
 			continue;
 		}
 		if (setup_call(g, c, tmo, fresh) < 0 ||
-		    curl_multi_add_handle(m, c->easy) != CURLM_OK) {
+		    cbb_curl.multi_add_handle(m, c->easy) != CURLM_OK) {
 			c->status = CBB_GRPC_RESOURCE_EXHAUSTED;
 			snprintf(c->message, sizeof(c->message),
 				 "conduit: cannot set up %s (out of memory?)",
 				 c->method);
 			if (c->easy) {
-				curl_easy_cleanup(c->easy);
+				cbb_curl.easy_cleanup(c->easy);
 				c->easy = NULL;
 			}
 			continue;
@@ -439,43 +417,44 @@ static size_t run_once(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n, bool fresh)
 	while (added) {
 		uint64_t now;
 
-		if (curl_multi_perform(m, &running) != CURLM_OK)
+		if (cbb_curl.multi_perform(m, &running) != CURLM_OK)
 			break;
-		while ((msg = curl_multi_info_read(m, &left))) {
+		while ((msg = cbb_curl.multi_info_read(m, &left))) {
 			cbb_rpc_t *c = NULL;
 			long nc = 0;
 
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+			cbb_curl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
 					  (char **)&c);
-			curl_easy_getinfo(msg->easy_handle,
+			cbb_curl.easy_getinfo(msg->easy_handle,
 					  CURLINFO_NUM_CONNECTS, &nc);
 			g->connects += (unsigned)nc;
 			c->curl_rc = msg->data.result;
-			curl_multi_remove_handle(m, c->easy);
+			cbb_curl.multi_remove_handle(m, c->easy);
 			finish(g, c);
 			added--;
 		}
 		now = now_ms();
 		if (!added || now >= end)
 			break;
-		curl_multi_poll(m, NULL, 0, end - now < 100 ? (int)(end - now) : 100,
+		cbb_curl.multi_poll(m, NULL, 0, end - now < 100 ? (int)(end - now) : 100,
 				NULL);
 	}
 	for (i = 0; i < n; i++) {
 		cbb_rpc_t *c = calls[i];
 
 		if (c->easy && c->curl_rc == -1) { /* the backstop fired */
-			curl_multi_remove_handle(m, c->easy);
+			cbb_curl.multi_remove_handle(m, c->easy);
 			c->curl_rc = CURLE_OPERATION_TIMEDOUT;
 			finish(g, c);
 		}
 		if (c->easy) {
-			curl_easy_cleanup(c->easy);
+			cbb_curl.easy_cleanup(c->easy);
 			c->easy = NULL;
 		}
-		curl_slist_free_all(c->headers);
+		if (c->headers)
+			cbb_curl.slist_free_all(c->headers);
 		c->headers = NULL;
 		free(c->framed);
 		c->framed = NULL;

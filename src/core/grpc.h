@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "tls.h"
 
 /* gRPC status codes (grpc/doc/statuscodes.md) */
 enum {
@@ -65,6 +66,7 @@ typedef struct {
 	unsigned budget_ms;
 	unsigned calls;     /* RPCs attempted, retries included */
 	unsigned connects;  /* new connections opened */
+	cbb_tls_resume_t resume; /* TLS session resumption (tls.h) */
 } cbb_grpc_t;
 
 struct cbb_rpc {
@@ -102,7 +104,7 @@ struct cbb_rpc {
 	int curl_rc;
 };
 
-/* Once per process, thread-safe: curl_global_init. */
+/* Once per process, thread-safe: libcurl loaded and initialised (curl_dl.h). */
 int cbb_grpc_global_init(cbb_err_t *err);
 
 /*
