@@ -260,6 +260,13 @@ static void transport_error(cbb_grpc_t *g, cbb_rpc_t *c)
 			 "conduit: TLS: bad certificate configuration (%s)",
 			 detail);
 		break;
+	case CURLE_SSL_CIPHER: /* OpenSSL refused TLSGroups */
+		c->status = CBB_GRPC_FAILED_PRECONDITION;
+		c->transport = false; /* local configuration: do not retry */
+		snprintf(c->message, sizeof(c->message),
+			 "conduit: TLS: TLSGroups=%s not accepted (%s)",
+			 cbb_conf_tls_groups(cfg), detail);
+		break;
 	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_SEND_ERROR:
 	case CURLE_RECV_ERROR:

@@ -290,10 +290,17 @@ int cbb_tls_setopt(void *easy, const cbb_tls_t *t)
 	if (t->key && (cbb_curl.easy_setopt(e, CURLOPT_SSLKEY, t->key) ||
 		       cbb_curl.easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM")))
 		return -1;
-	/* the first group is the one whose key share the ClientHello carries */
-	if (t->groups && t->groups[0] &&
-	    cbb_curl.easy_setopt(e, CURLOPT_SSL_EC_CURVES, t->groups))
-		return -1;
+	/* the first group is the one whose key share the ClientHello
+	 * carries; a libcurl before 7.73 knows no such option and keeps
+	 * OpenSSL's defaults */
+	if (t->groups && t->groups[0]) {
+		CURLcode rc = cbb_curl.easy_setopt(e, CURLOPT_SSL_EC_CURVES,
+						   t->groups);
+
+		if (rc != CURLE_OK && rc != CURLE_UNKNOWN_OPTION &&
+		    rc != CURLE_NOT_BUILT_IN)
+			return -1;
+	}
 	if (t->resume && t->resume->on &&
 	    (cbb_curl.easy_setopt(e, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx) ||
 	     cbb_curl.easy_setopt(e, CURLOPT_SSL_CTX_DATA, t->resume)))
