@@ -64,7 +64,7 @@ MOD_LIBS    := $(shell $(PKG_CONFIG) --libs libprotobuf-c jansson 2>/dev/null) -
 # two halves, cli is `conduit-bb`; module.c joins the halves.
 CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
           core/config_values core/log core/bytes \
-          core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_frame core/cluster core/run
+          core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/directive_check bb/directive_json bb/conduit bb/conduit_reply bb/key \
           bb/job bb/pick bb/stage bb/stage_records bb/stage_verdict bb/stage_poll \
           bb/stage_teardown bb/stage_validate bb/stage_find bb/stage_array bb/statefile bb/state_dir \
@@ -79,7 +79,7 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
            bb/words bb/script bb/symbols bb/directive bb/directive_check switch/netreq cli/check
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
-CLI_ADMIN := bb/directive_json core/bytes core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
+CLI_ADMIN := bb/directive_json core/bytes core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
              bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep bb/audit \
              switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \

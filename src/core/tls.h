@@ -1,6 +1,6 @@
 /*
  * tls.h - the one TLS set-up of every libcurl handle conduit_bb makes
- * (the Conduit client, src/core/grpc.c, and the switch half's session
+ * (the Conduit client, src/core/grpc_request.c, and the switch half's session
  * controller client, src/switch/controller.c), and TLS session
  * resumption across hook processes.
  *
