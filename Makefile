@@ -55,12 +55,16 @@ OPT    ?= -O2 -g -D_FORTIFY_SOURCE=2
 CFLAGS_BASE := -std=c99 -D_GNU_SOURCE -DCBB_VERSION='"$(VERSION)"' $(OPT) $(WARN) \
                -fvisibility=hidden -fstack-protector-strong
 CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcrypto 2>/dev/null)
+# The module links neither libcurl nor OpenSSL: it dlopens them when a
+# hook first needs the network (src/core/curl_dl.c), so hooks that need
+# no server do not map them.  The packages still depend on libcurl.
+MOD_LIBS    := $(shell $(PKG_CONFIG) --libs libprotobuf-c jansson 2>/dev/null) -ldl
 
 # The parts (docs/architecture.md): core is shared, bb and switch are the
 # two halves, cli is `conduit-bb`; module.c joins the halves.
 CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
           core/config_values core/log core/bytes \
-          core/grpc core/grpc_frame core/cluster core/run
+          core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run
 BB     := bb/words bb/script bb/symbols bb/directive bb/directive_check bb/directive_json bb/conduit bb/conduit_reply bb/key \
           bb/job bb/pick bb/stage bb/stage_records bb/stage_aside bb/stage_verdict bb/stage_poll \
           bb/stage_teardown bb/stage_validate bb/stage_sweep bb/stage_find bb/stage_array bb/statefile bb/state_dir \
@@ -75,11 +79,11 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
            bb/words bb/script bb/symbols bb/directive bb/directive_check switch/netreq cli/check
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
-CLI_ADMIN := bb/directive_json core/bytes core/grpc core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
+CLI_ADMIN := bb/directive_json core/bytes core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
              bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep bb/audit \
              switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
-             cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics \
+             cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics cli/metrics_read cli/metrics_render \
              cli/apart
 HDRS   := $(wildcard src/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
@@ -118,7 +122,7 @@ $(LB)/conduit.pb-c.o: $(GEN)/conduit.pb-c.c | $(LB)
 
 $(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(BB) $(SWITCH) $(MOD)) conduit.pb-c.o) src/conduit_bb.map
 	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--version-script=src/conduit_bb.map \
-	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(CLIENT_LIBS) -lpthread $(LDFLAGS)
+	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(MOD_LIBS) -lpthread $(LDFLAGS)
 
 # ---- the command-line tool (no Lua) ----------------------------------
 $(B)/cli/%.o: src/%.c $(HDRS) $(wildcard src/cli/*.h) $(GEN)/conduit.pb-c.h

@@ -50,6 +50,16 @@ depends=$(cd "$out/shlibs" && dpkg-shlibdeps -O \
 	"$root/usr/lib/$multiarch/lua/5.1/conduit_bb.so" "$root/usr/bin/conduit-bb" |
 	sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb/build.sh: dpkg-shlibdeps found no Depends" >&2; exit 1; }
+# conduit_bb.so and conduit-bb dlopen() libcurl on first need (src/core/
+# curl_dl.c), so dpkg-shlibdeps cannot see it: the package that ships
+# libcurl.so.4 here (libcurl4, libcurl4t64) is named outright
+curl_pkg=$(dpkg -S "/usr/lib/$multiarch/libcurl.so.4" 2>/dev/null | sed -n '1s/:.*//p')
+[ -n "$curl_pkg" ] || { echo "deb/build.sh: no package ships /usr/lib/$multiarch/libcurl.so.4" >&2; exit 1; }
+depends="$depends, $curl_pkg (>= 7.66.0)"
+case $depends in
+*libssl3*) ;;
+*) echo "deb/build.sh: Depends lacks libssl3: $depends" >&2; exit 1 ;;
+esac
 size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
 sed -e "s/@VERSION@/$version-1/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \
 	-e "s/@DEPENDS@/$depends/" deb/control.in > "$root/DEBIAN/control"

@@ -277,13 +277,15 @@ rpm_contents() {
 		{ echo "conduit_bb.conf is not %config(noreplace)"; return 1; }
 	req=$(rpm -qpR "$p")
 	printf '%s\n' "$req" | grep -qx 'lua(abi) = 5.3' || { echo "no lua(abi) = 5.3"; return 1; }
+	# the module dlopen()s libcurl (src/core/curl_dl.c): stated, not found by rpm
+	printf '%s\n' "$req" | grep -q '^libcurl' || { echo "no libcurl requirement"; return 1; }
 	if printf '%s\n' "$req" | grep -v '^config(conduit-bb)' | grep -qiE 'posix|conduit'; then
 		echo "unwanted requirement:"; printf '%s\n' "$req"; return 1
 	fi
 }
 part_install() {
 	check "make install puts the module, shims and config where Slurm expects them" install_layout
-	check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, no lua-posix" \
+	check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, libcurl required, no lua-posix" \
 		rpm_contents
 	# (here, after the RPM check: it makes the RPM again, in the same place)
 	check "make deb: lintian clean, Debian's Lua 5.1 path, conffiles, dpkg install/purge, logrotate; the RPM's logrotate" \

@@ -92,6 +92,11 @@ $(T)/bench-%: tests/bench/bench.c tests/bench/hook_host.h | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
 
+# one new process per hook call, as Slurm runs them (docs/performance.md)
+$(T)/fork_bench-%: tests/bench/fork_bench.c tests/bench/hook_host.h | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) -std=gnu99 -D_GNU_SOURCE -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
+
 $(T)/vs_reference-%: tests/bench/vs_reference.c tests/bench/hook_host.h | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) -std=gnu99 -O2 -g -Wall -Wextra $< $$($(PKG_CONFIG) --cflags --libs lua$*) -o $@
@@ -99,7 +104,7 @@ $(T)/vs_reference-%: tests/bench/vs_reference.c tests/bench/hook_host.h | $(T)
 # Measurements, not tests: see docs/performance.md.  Conduit's own plugin
 # is read from where it lies (never copied): CBB_REFERENCE names it.
 CBB_REFERENCE ?= $(abspath $(CURDIR)/../shared/reference/conduit-reference/burst_buffer.lua)
-bench: deps $(GEN)/py/conduit_pb2.py $(SO) $(T)/bench-5.4 $(T)/hook_loop-5.4 $(T)/vs_reference-5.4
+bench: deps $(GEN)/py/conduit_pb2.py $(SO) $(T)/fork_bench-5.4 $(T)/bench-5.4 $(T)/hook_loop-5.4 $(T)/vs_reference-5.4
 	CBB_REFERENCE="$(CBB_REFERENCE)" sh tests/bench/run.sh
 
 .PHONY: test-build test-all fuzz bench

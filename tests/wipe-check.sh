@@ -69,6 +69,12 @@ want switch/controller.o wiping_free "$WIPE|cbb_wipe" 1 "jansson's memory (json_
 want switch/controller.o "parse_session|cbb_ctl_reserve" "$WIPE|cbb_wipe|cbb_session_wipe" 1 \
 	"a refused answer's session"
 want switch/controller.o "cbb_session_wipe" "$WIPE|cbb_wipe" 1 "a session (token)"
+# the TLS session saved for the next hook process (its resumption
+# secret), and the client key while the binding is hashed
+want core/tls.o "load_session|on_info" "$WIPE|cbb_wipe" 1 "a saved TLS session, read"
+want core/tls.o "save_session|on_new_session" "$WIPE|cbb_wipe" 1 "a TLS session, written"
+want core/tls.o "add_file|cbb_tls_resume_init" "$WIPE|cbb_wipe|cbb_buf_free" 2 \
+	"ClientKey's bytes, hashed into the binding"
 # the hooks: the plaintext token, the MAC key
 want switch/hooks_switch.o "reserve|l_job_start" "cbb_session_wipe|cbb_wipe|$WIPE" 1 \
 	"job_start: the controller's plaintext token"

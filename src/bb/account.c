@@ -200,6 +200,7 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 			  const cbb_transfer_t *x, int64_t now)
 {
 	json_t *o = json_object();
+	const cbb_key_t *k;
 	cbb_key_t key;
 
 	if (!o)
@@ -232,7 +233,7 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	}
 	json_object_set_new(o, "transfer_id", json_string(x->id));
 	json_object_set_new(o, "shared", json_boolean(
-		cbb_key_parse(x->comment, &key) && key.type == CBB_KEY_SHARED));
+		(k = cbb_transfer_key(x, &key)) && k->type == CBB_KEY_SHARED));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)x->bytes));
 	json_object_set_new(o, "files", json_integer(x->files));
 	json_object_set_new(o, "seconds", json_integer(

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "grpc.h"
+#include "key.h"
 
 /* TransferState values that matter to the hooks. */
 enum {
@@ -59,6 +60,11 @@ typedef struct {
 	uint64_t rate;       /* bandwidth, bytes/s */
 	uint32_t files;
 	uint32_t dirs;
+	/* the comment as our key, parsed once when the reply is decoded:
+	 * a poll looks each transfer up once per directive */
+	bool keyed;          /* key_ok (and key) are set */
+	bool key_ok;         /* the comment is one of our keys */
+	cbb_key_t key;
 } cbb_transfer_t;
 
 typedef struct {
@@ -73,6 +79,10 @@ void cbb_transfer_clear(cbb_transfer_t *t);
 /* Names as Conduit prints them: "TRANSFER_FINALIZED", "ERROR_NONE". */
 const char *cbb_state_name(int state);
 const char *cbb_error_name(int error);
+
+/* x's comment as our key (NULL: not one), parsed into tmp only when the
+ * decoder did not already (a transfer a test made by hand, say). */
+const cbb_key_t *cbb_transfer_key(const cbb_transfer_t *x, cbb_key_t *tmp);
 
 /* Success: FINALIZED with no error. */
 bool cbb_transfer_succeeded(const cbb_transfer_t *t);

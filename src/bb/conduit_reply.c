@@ -147,6 +147,13 @@ static bool good_id(const char *id)
 	return true;
 }
 
+const cbb_key_t *cbb_transfer_key(const cbb_transfer_t *x, cbb_key_t *tmp)
+{
+	if (x->keyed)
+		return x->key_ok ? &x->key : NULL;
+	return cbb_key_parse(x->comment, tmp) ? tmp : NULL;
+}
+
 static int copy_details(const Conduitapi__TransferDetails *d,
 			cbb_transfer_t *t)
 {
@@ -159,6 +166,8 @@ static int copy_details(const Conduitapi__TransferDetails *d,
 	if (!t->id || !t->comment || !t->user || !t->error_message ||
 	    !t->destination)
 		return -1;
+	t->key_ok = cbb_key_parse(t->comment, &t->key);
+	t->keyed = true;
 	if (d->n_source) {
 		size_t k;
 

@@ -31,6 +31,8 @@ static int validate_remotely(cbb_bbcall_t *c, cbb_err_t *err)
 		cbb_call_queue_log(c, CBB_LOG_INFO, e.msg);
 		return 0;
 	}
+	/* inside slurmctld StateDir is never written: no TLS session saved */
+	c->grpc.resume.read_only = true;
 	cbb_bbcall_job_ctx(c, &j, &c->grpc, c->job.job_id, c->job.user_id);
 	j.sd = NULL; /* inside slurmctld: StateDir is never touched */
 	return cbb_stage_validate(&j, &c->plan, err);

@@ -94,10 +94,13 @@ static int l_get_status(lua_State *L)
 		cbb_key_job_regex(rx, sizeof(rx), c->base.cluster,
 				  (uint32_t)job_id, -1);
 	/* bbstat holds slurmctld's burst-buffer lock: one short budget */
-	if (cbb_grpc_open(&c->grpc, &c->base.cfg,
-			  c->base.cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
-				  c->base.cfg.request_timeout_ms :
-				  CBB_STATUS_TIMEOUT_MS, &err) < 0 ||
+	rc = cbb_grpc_open(&c->grpc, &c->base.cfg,
+			   c->base.cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
+				   c->base.cfg.request_timeout_ms :
+				   CBB_STATUS_TIMEOUT_MS, &err);
+	/* nothing is written in StateDir here: no TLS session saved */
+	c->grpc.resume.read_only = true;
+	if (rc < 0 ||
 	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
 			      &c->transfers, &transport, &err) < 0)
 		goto fail;

@@ -27,11 +27,12 @@ const cbb_transfer_t *cbb_pick(const cbb_transfers_t *t, cbb_key_type_t type,
 		*attempts = 0;
 	for (i = 0; i < t->n; i++) {
 		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 
-		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
-		    k.type != type || k.index != index ||
-		    (attempt >= 0 && k.attempt != (uint32_t)attempt))
+		if (x->validation_only || !(k = cbb_transfer_key(x, &tmp)) ||
+		    k->type != type || k->index != index ||
+		    (attempt >= 0 && k->attempt != (uint32_t)attempt))
 			continue;
 		if (attempts)
 			(*attempts)++;
@@ -51,10 +52,11 @@ const cbb_transfer_t *cbb_pick_shared(const cbb_transfers_t *t,
 
 	for (i = 0; i < t->n; i++) {
 		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 
-		if (x->validation_only || !cbb_key_parse(x->comment, &k) ||
-		    k.type != CBB_KEY_SHARED || k.index != d->index ||
+		if (x->validation_only || !(k = cbb_transfer_key(x, &tmp)) ||
+		    k->type != CBB_KEY_SHARED || k->index != d->index ||
 		    !cbb_same_transfer(x, d))
 			continue;
 		if (!best || rank(x) > rank(best) ||

@@ -37,11 +37,12 @@ int cbb_find_query(cbb_job_ctx_t *j, cbb_transfers_t *out, bool *transport,
 	if (cbb_conduit_query(j->g, j->user, rx, out, transport, err) < 0)
 		return -1;
 	for (i = 0; i < out->n; i++) {
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 
-		if (cbb_key_parse(out->v[i].comment, &k) &&
-		    (k.type == CBB_KEY_SHARED ? k.job_id == j->array_job_id :
-						k.job_id == j->job_id)) {
+		if ((k = cbb_transfer_key(&out->v[i], &tmp)) &&
+		    (k->type == CBB_KEY_SHARED ? k->job_id == j->array_job_id :
+						 k->job_id == j->job_id)) {
 			out->v[o++] = out->v[i];
 			continue;
 		}
@@ -67,11 +68,12 @@ void cbb_find_drop_foreign(cbb_job_ctx_t *j, cbb_stage_t stage,
 	if (!j->submit || a != j->restart || j->requeued)
 		return;
 	for (i = 0; i < t->n; i++) {
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 		cbb_transfer_t *x = &t->v[i];
 
 		if (x->created && x->created < j->submit - CBB_CLOCK_SLACK_S &&
-		    cbb_key_parse(x->comment, &k) && k.attempt == a) {
+		    (k = cbb_transfer_key(x, &tmp)) && k->attempt == a) {
 			cbb_job_log(j, CBB_LOG_DEBUG, "ignoring transfer %s: created "
 			      "before this job was submitted (an earlier job "
 			      "with the same id)", x->id);
@@ -91,14 +93,15 @@ long cbb_kept_from(const cbb_transfers_t *t, const cbb_directive_t *d,
 
 	for (i = 0; i < t->n; i++) {
 		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 
 		/* the array's shared stage-in counts for its tasks */
 		if (!x->validation_only && cbb_transfer_succeeded(x) &&
-		    cbb_key_parse(x->comment, &k) &&
-		    (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED) &&
-		    k.attempt < attempt && cbb_same_transfer(x, d))
-			return (long)k.attempt;
+		    (k = cbb_transfer_key(x, &tmp)) &&
+		    (k->type == CBB_KEY_PRE || k->type == CBB_KEY_SHARED) &&
+		    k->attempt < attempt && cbb_same_transfer(x, d))
+			return (long)k->attempt;
 	}
 	return -1;
 }
@@ -111,7 +114,8 @@ bool cbb_rec_visible(const cbb_rec_t *r, const cbb_transfers_t *t,
 
 	for (i = 0; i < t->n; i++) {
 		const cbb_transfer_t *x = &t->v[i];
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 
 		if (r->kind == CBB_REC_STARTED) {
 			if (!strcmp(x->id, r->id))
@@ -119,9 +123,9 @@ bool cbb_rec_visible(const cbb_rec_t *r, const cbb_transfers_t *t,
 			continue;
 		}
 		/* an unsure start: did a transfer appear after it? */
-		if (!x->validation_only && cbb_key_parse(x->comment, &k) &&
-		    k.type == type && k.attempt == attempt &&
-		    k.index == index && x->created >= r->made - 2)
+		if (!x->validation_only && (k = cbb_transfer_key(x, &tmp)) &&
+		    k->type == type && k->attempt == attempt &&
+		    k->index == index && x->created >= r->made - 2)
 			return true;
 	}
 	return false;

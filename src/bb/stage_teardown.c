@@ -16,10 +16,10 @@
 /* A transfer of a stage-in (the job's own or its array's shared one). */
 static bool is_stage_in(const cbb_transfer_t *x)
 {
-	cbb_key_t k;
+	cbb_key_t tmp;
+	const cbb_key_t *k = cbb_transfer_key(x, &tmp);
 
-	return cbb_key_parse(x->comment, &k) &&
-	       (k.type == CBB_KEY_PRE || k.type == CBB_KEY_SHARED);
+	return k && (k->type == CBB_KEY_PRE || k->type == CBB_KEY_SHARED);
 }
 
 static bool still_runs(const cbb_transfer_t *x)
@@ -75,12 +75,13 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 	}
 	for (i = 0; i < have.n; i++) {
 		const cbb_transfer_t *x = &have.v[i];
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 
 		if (!still_runs(x) || (in_only && !is_stage_in(x)))
 			continue;
 		/* an array's shared stage-in only when no task waits on it */
-		if (cbb_key_parse(x->comment, &k) && k.type == CBB_KEY_SHARED &&
+		if ((k = cbb_transfer_key(x, &tmp)) && k->type == CBB_KEY_SHARED &&
 		    !j->abort_shared)
 			continue;
 		req[n].id = x->id;

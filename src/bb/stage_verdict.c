@@ -122,10 +122,11 @@ size_t cbb_stage_view(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 /* The line a transfer was started for (its key), else the directive's. */
 static unsigned line_of(const dview_t *v)
 {
-	cbb_key_t k;
+	const cbb_key_t *k;
+	cbb_key_t tmp;
 
-	if (v->x && cbb_key_parse(v->x->comment, &k) && k.line)
-		return k.line;
+	if (v->x && (k = cbb_transfer_key(v->x, &tmp)) && k->line)
+		return k->line;
 	return v->d->line;
 }
 

@@ -37,26 +37,29 @@ static size_t collect(const cbb_transfers_t *t, row_t *rows, long *last)
 
 	*last = -1;
 	for (i = 0; i < t->n; i++) {
-		cbb_key_t key;
+		const cbb_key_t *key, *picked;
+		cbb_key_t tmp;
 
 		if (t->v[i].validation_only ||
-		    !cbb_key_parse(t->v[i].comment, &key) ||
-		    key.type == CBB_KEY_VALIDATE || key.type == CBB_KEY_ASIDE)
+		    !(key = cbb_transfer_key(&t->v[i], &tmp)) ||
+		    key->type == CBB_KEY_VALIDATE || key->type == CBB_KEY_ASIDE)
 			continue; /* (a move-aside is not a directive's row) */
 		for (k = 0; k < n; k++)
-			if (rows[k].key.type == key.type &&
-			    rows[k].key.index == key.index &&
-			    rows[k].key.attempt == key.attempt)
+			if (rows[k].key.type == key->type &&
+			    rows[k].key.index == key->index &&
+			    rows[k].key.attempt == key->attempt)
 				break;
 		if (k < n)
 			continue;
-		rows[n].t = cbb_pick(t, key.type, key.index, (long)key.attempt,
+		rows[n].t = cbb_pick(t, key->type, key->index, (long)key->attempt,
 				     &rows[n].attempts);
 		if (!rows[n].t)
 			continue;
-		cbb_key_parse(rows[n].t->comment, &rows[n].key);
-		if ((long)key.attempt > *last)
-			*last = (long)key.attempt;
+		if ((long)key->attempt > *last)
+			*last = (long)key->attempt;
+		picked = cbb_transfer_key(rows[n].t, &rows[n].key);
+		if (picked && picked != &rows[n].key)
+			rows[n].key = *picked;
 		n++;
 	}
 	return n;

@@ -64,17 +64,18 @@ static const cbb_transfer_t *transfer_of(const cbb_transfers_t *t,
 	size_t i;
 
 	for (i = 0; i < t->n; i++) {
-		cbb_key_t k;
+		const cbb_key_t *k;
+		cbb_key_t tmp;
 
-		if (!cbb_key_parse(t->v[i].comment, &k) || k.job_id != job ||
-		    (int)k.type != type || k.attempt != attempt ||
-		    k.index != index)
+		if (!(k = cbb_transfer_key(&t->v[i], &tmp)) || k->job_id != job ||
+		    (int)k->type != type || k->attempt != attempt ||
+		    k->index != index)
 			continue;
 		if (!best || t->v[i].created > best->created ||
 		    (t->v[i].created == best->created &&
 		     t->v[i].created_ns > best->created_ns)) {
 			best = &t->v[i];
-			*line = k.line;
+			*line = k->line;
 		}
 	}
 	return best;

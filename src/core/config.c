@@ -108,6 +108,8 @@ static const key_t_ keys[] = {
 	{ "StageOutDownGrace", cbb_set_grace, OFF(out_down_grace_s), "3600" },
 	{ "StartVisibleGrace", NULL, OFF(start_visible_grace_s), "60" },
 	{ "MaxReplyBytes", NULL, OFF(max_reply_bytes), "16777216" },
+	{ "TLSGroups", cbb_set_tls_groups, OFF(tls_groups), CBB_TLS_GROUPS },
+	{ "TLSResume", cbb_set_bool, OFF(tls_resume), "yes" },
 	{ "Scontrol", cbb_set_program, OFF(scontrol), "/usr/bin/scontrol" },
 	{ "Squeue", cbb_set_program, OFF(squeue), "/usr/bin/squeue" },
 	{ "AdminComment", cbb_set_bool, OFF(admin_comment), "no" },
@@ -146,6 +148,7 @@ void cbb_config_defaults(cbb_config_t *c)
 	c->out_down_grace_s = DEFAULT_OUT_DOWN_GRACE_S;
 	c->start_visible_grace_s = DEFAULT_START_VISIBLE_GRACE_S;
 	c->max_reply_bytes = DEFAULT_MAX_REPLY_BYTES;
+	c->tls_resume = true;
 	strcpy(c->switch_prefix, "conduit");
 	c->switch_timeout_ms = 5000;
 	for (s = 0; s < 2; s++)
@@ -167,6 +170,7 @@ void cbb_config_free(cbb_config_t *c)
 	free(c->scontrol);
 	free(c->squeue);
 	free(c->audit_log);
+	free(c->tls_groups);
 	cbb_prefixes_clear(&c->env_names);
 	free(c->session_key_file);
 	free(c->session_dir);

@@ -60,6 +60,8 @@ typedef struct {
 	unsigned out_down_grace_s;  /* StageOutDownGrace: stage-out polls */
 	unsigned start_visible_grace_s; /* StartVisibleGrace */
 	unsigned max_reply_bytes;   /* MaxReplyBytes */
+	char *tls_groups;    /* TLSGroups; NULL: CBB_TLS_GROUPS */
+	bool tls_resume;     /* TLSResume: sessions saved in StateDir */
 	/* the switch half */
 	char switch_prefix[CBB_DIRECTIVE_MAX + 1];
 	bool allow_test_directives;
@@ -82,10 +84,22 @@ typedef struct {
 
 #define CBB_STATE_DIR "/var/spool/conduit_bb"
 #define CBB_SESSION_DIR "/run/conduit_bb"
+/*
+ * The TLS groups offered, most wanted first; the ClientHello carries a
+ * key share for the first only.  P-256 first: gRPC C-core servers
+ * accept only P-256, and grpc-go and OpenSSL servers take a share they
+ * support, so no server answers with a HelloRetryRequest round trip.
+ */
+#define CBB_TLS_GROUPS "P-256:X25519:P-384"
 
 static inline const char *cbb_conf_state_dir(const cbb_config_t *c)
 {
 	return c->state_dir ? c->state_dir : CBB_STATE_DIR;
+}
+
+static inline const char *cbb_conf_tls_groups(const cbb_config_t *c)
+{
+	return c->tls_groups ? c->tls_groups : CBB_TLS_GROUPS;
 }
 
 static inline const char *cbb_conf_scontrol(const cbb_config_t *c)

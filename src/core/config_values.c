@@ -115,6 +115,23 @@ int cbb_set_duration(cbb_config_t *c, const char *val, void *field,
 	return 0;
 }
 
+/* TLSGroups: group names (P-256, X25519, ...) separated by ':' */
+int cbb_set_tls_groups(cbb_config_t *c, const char *val, void *field,
+		       cbb_err_t *err)
+{
+	size_t i, n = strlen(val);
+
+	if (n == 0 || n > 200 || val[0] == ':' || val[n - 1] == ':' ||
+	    strstr(val, "::"))
+		return cbb_err(err, "'%s' is not a list of TLS groups such as "
+			       "P-256:X25519", val);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)val[i]) && !strchr("-_:", val[i]))
+			return cbb_err(err, "'%s' is not a list of TLS groups "
+				       "such as P-256:X25519", val);
+	return cbb_set_string(c, val, field, err);
+}
+
 int cbb_set_bool(cbb_config_t *c, const char *val, void *field, cbb_err_t *err)
 {
 	bool *dst = field;

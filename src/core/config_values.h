@@ -24,6 +24,8 @@ int cbb_set_hostname(cbb_config_t *c, const char *val, void *field,
 		     cbb_err_t *err);
 int cbb_set_duration(cbb_config_t *c, const char *val, void *field,
 		     cbb_err_t *err);
+int cbb_set_tls_groups(cbb_config_t *c, const char *val, void *field,
+		       cbb_err_t *err);
 int cbb_set_bool(cbb_config_t *c, const char *val, void *field, cbb_err_t *err);
 int cbb_set_word(cbb_config_t *c, const char *val, void *field, cbb_err_t *err);
 int cbb_set_either(bool *flag, const char *val, const char *off, const char *on,

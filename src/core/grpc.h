@@ -16,6 +16,12 @@
  * uncompressed message within MaxReplyBytes, and grpc-status 0 (from
  * trailers or a Trailers-Only reply).  The reply buffer grows with the
  * bytes that actually arrive, never from the peer's declared length.
+ *
+ * The code, one file per idea: grpc.c (opening and closing a connection,
+ * its budget), grpc_run.c (running calls, the retry), grpc_request.c (one
+ * call's HTTP/2 request on libcurl, TLS through tls.c), grpc_status.c
+ * (what a finished call's outcome is), grpc_frame.c (gRPC's framing).
+ * libcurl is loaded by the first cbb_grpc_open() of a process (curl_dl.h).
  */
 #ifndef CBB_GRPC_H
 #define CBB_GRPC_H
@@ -26,6 +32,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "tls.h"
 
 /* gRPC status codes (grpc/doc/statuscodes.md) */
 enum {
@@ -65,6 +72,7 @@ typedef struct {
 	unsigned budget_ms;
 	unsigned calls;     /* RPCs attempted, retries included */
 	unsigned connects;  /* new connections opened */
+	cbb_tls_resume_t resume; /* TLS session resumption (tls.h) */
 } cbb_grpc_t;
 
 struct cbb_rpc {
@@ -101,9 +109,6 @@ struct cbb_rpc {
 	char curl_err[256];
 	int curl_rc;
 };
-
-/* Once per process, thread-safe: curl_global_init. */
-int cbb_grpc_global_init(cbb_err_t *err);
 
 /*
  * Open a connection whose every call must finish within `budget_ms` of

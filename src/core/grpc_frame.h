@@ -2,8 +2,8 @@
  * grpc_frame.h - gRPC's framing on HTTP/2, without the transport: the
  * 5-byte length prefix of a request, the reply's prefix and body as
  * libcurl hands them over, the status and message from the trailers,
- * and the grpc-timeout header.  grpc.c drives libcurl and uses these as
- * its callbacks; they never block and never call into libcurl.
+ * and the grpc-timeout header.  grpc_request.c sets them as libcurl's
+ * callbacks; they never block and never call into libcurl.
  *
  * A reply is refused (too_big) before any allocation when its prefix
  * announces more than max_reply bytes; a compressed frame or a second

@@ -2,7 +2,6 @@
 #include "controller.h"
 
 #include <ctype.h>
-#include <curl/curl.h>
 #include <jansson.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -12,8 +11,9 @@
 
 #include "buf.h"
 #include "cluster.h"
-#include "grpc.h" /* cbb_grpc_global_init: one curl_global_init */
+#include "curl_dl.h"
 #include "jobinfo.h"
+#include "tls.h"
 
 #define REPLY_MAX (64 * 1024)
 
@@ -32,56 +32,52 @@ static long request(const cbb_config_t *cfg, const char *method,
 	char url[512], safe[CBB_CLUSTER_MAX], curl_err[CURL_ERROR_SIZE] = "";
 	struct curl_slist *h = NULL;
 	long status = -1;
+	cbb_tls_t tls = { cfg->switch_ca, cfg->switch_cert, cfg->switch_key,
+			  cbb_conf_tls_groups(cfg), false, NULL };
 	CURLcode rc;
 	CURL *e;
 
 	if (!cfg->switch_url)
 		return cbb_err(err, "SwitchControllerURL is not set");
-	if (cbb_grpc_global_init(err) < 0)
+	if (cbb_curl_load(err) < 0)
 		return -1;
 	cbb_cluster_safe(safe, cluster);
 	snprintf(url, sizeof(url), "%s/v1/sessions/%s/%u", cfg->switch_url,
 		 safe, job_id);
-	e = curl_easy_init();
+	e = cbb_curl.easy_init();
 	if (!e)
 		return cbb_err(err, "out of memory");
-	h = curl_slist_append(h, "Content-Type: application/json");
-	if (curl_easy_setopt(e, CURLOPT_URL, url) ||
-#if LIBCURL_VERSION_NUM >= 0x075500
-	    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||
-#else
-	    curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)CURLPROTO_HTTPS) ||
-#endif
-	    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) ||
-	    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h) ||
-	    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) ||
-	    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) ||
-	    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)cfg->switch_timeout_ms) ||
-	    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->switch_timeout_ms) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) ||
-	    curl_easy_setopt(e, CURLOPT_WRITEDATA, reply) ||
-	    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, curl_err) ||
-	    (body && (curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body)) ||
-		      curl_easy_setopt(e, CURLOPT_POSTFIELDS, body))) ||
-	    (cfg->switch_ca && (curl_easy_setopt(e, CURLOPT_CAINFO, cfg->switch_ca) ||
-				curl_easy_setopt(e, CURLOPT_CAPATH, NULL))) ||
-	    (cfg->switch_cert && curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->switch_cert)) ||
-	    (cfg->switch_key && curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->switch_key))) {
+	h = cbb_curl.slist_append(h, "Content-Type: application/json");
+	if (!h) {
+		cbb_curl.easy_cleanup(e);
+		return cbb_err(err, "out of memory");
+	}
+	if (cbb_curl.easy_setopt(e, CURLOPT_URL, url) ||
+	    cbb_tls_setopt(e, &tls) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_CUSTOMREQUEST, method) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_HTTPHEADER, h) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_NOSIGNAL, 1L) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)cfg->switch_timeout_ms) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->switch_timeout_ms) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_WRITEDATA, reply) ||
+	    cbb_curl.easy_setopt(e, CURLOPT_ERRORBUFFER, curl_err) ||
+	    (body && (cbb_curl.easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body)) ||
+		      cbb_curl.easy_setopt(e, CURLOPT_POSTFIELDS, body)))) {
 		cbb_err(err, "cannot set up the controller request");
 		goto out;
 	}
-	rc = curl_easy_perform(e);
+	rc = cbb_curl.easy_perform(e);
 	if (rc != CURLE_OK) {
 		cbb_err(err, "controller %s %s: %s", method, cfg->switch_url,
-			curl_err[0] ? curl_err : curl_easy_strerror(rc));
+			curl_err[0] ? curl_err : cbb_curl.easy_strerror(rc));
 		cbb_one_line(err->msg);
 		goto out;
 	}
-	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	cbb_curl.easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 out:
-	curl_slist_free_all(h);
-	curl_easy_cleanup(e);
+	cbb_curl.slist_free_all(h);
+	cbb_curl.easy_cleanup(e);
 	return status;
 }
 

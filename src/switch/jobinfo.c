@@ -1,15 +1,12 @@
 /* jobinfo.c - see jobinfo.h */
 #include "jobinfo.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "crypto_dl.h"
 #include "readfile.h"
 
 /* One field as "name:length:value\n": no value can forge another. */
@@ -76,6 +73,8 @@ static int derive(const char *path, const char *label, uint8_t *key,
 	if (!path)
 		return cbb_err(err, "SessionKeyFile is not set in "
 			       "conduit_bb.conf");
+	if (cbb_crypto_load(err) < 0)
+		return -1;
 	if (stat(path, &st) < 0)
 		return cbb_err(err, "cannot read SessionKeyFile %s", path);
 	if (st.st_mode & 077)
@@ -87,12 +86,12 @@ static int derive(const char *path, const char *label, uint8_t *key,
 		rc = cbb_err(err, "SessionKeyFile %s holds %zu bytes; make it "
 			     "at least 32 random bytes (e.g. openssl rand 64)",
 			     path, n);
-	} else if (!HMAC(EVP_sha256(), data, (int)n,
+	} else if (!cbb_crypto.hmac(cbb_crypto.sha256(), data, (int)n,
 			 (const unsigned char *)label, strlen(label), key,
 			 &len)) {
 		rc = cbb_err(err, "cannot derive a key from %s", path);
 	}
-	OPENSSL_cleanse(data, n);
+	explicit_bzero(data, n);
 	free(data);
 	return rc;
 }
@@ -103,11 +102,15 @@ static int compute(const cbb_jobinfo_t *ji, const uint8_t *key, char hex[65])
 	unsigned char mac[EVP_MAX_MD_SIZE];
 	unsigned int len = 0, i;
 	cbb_buf_t b;
+	cbb_err_t err;
 	int rc = -1;
 
+	cbb_err_clear(&err);
+	if (cbb_crypto_load(&err) < 0)
+		return -1;
 	cbb_buf_init(&b, 0);
 	if (cbb_jobinfo_canonical(ji, &b) == 0 &&
-	    HMAC(EVP_sha256(), key, CBB_MAC_KEY_LEN,
+	    cbb_crypto.hmac(cbb_crypto.sha256(), key, CBB_MAC_KEY_LEN,
 		 (const unsigned char *)b.data, b.len, mac, &len) && len == 32) {
 		for (i = 0; i < len; i++) {
 			hex[2 * i] = digits[mac[i] >> 4];
@@ -132,12 +135,12 @@ bool cbb_jobinfo_verify(const cbb_jobinfo_t *ji,
 
 	if (strlen(ji->mac) != 64 || compute(ji, key, want) < 0)
 		return false;
-	return CRYPTO_memcmp(want, ji->mac, 64) == 0;
+	return cbb_crypto.memcmp(want, ji->mac, 64) == 0;
 }
 
 void cbb_key_wipe(uint8_t key[CBB_MAC_KEY_LEN])
 {
-	OPENSSL_cleanse(key, CBB_MAC_KEY_LEN);
+	explicit_bzero(key, CBB_MAC_KEY_LEN);
 }
 
 #define NONCE 12
@@ -164,6 +167,8 @@ int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
 	EVP_CIPHER_CTX *ctx;
 	int len, ok = 0;
 
+	if (cbb_crypto_load(err) < 0)
+		return -1;
 	if (n > 1024)
 		return cbb_err(err, "session token longer than 1024 bytes");
 	if (4 * ((NONCE + n + TAG + 2) / 3) + 1 > size)
@@ -172,23 +177,23 @@ int cbb_seal(const char *keyfile, uint32_t job_id, const char *cluster,
 		return cbb_err(err, "cluster or session name too long");
 	if (derive(keyfile, "conduit-bb token seal v1", key, err) < 0)
 		return -1;
-	ctx = EVP_CIPHER_CTX_new();
-	if (ctx && RAND_bytes(buf, NONCE) == 1 &&
-	    EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) == 1 &&
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE, NULL) == 1 &&
-	    EVP_EncryptInit_ex(ctx, NULL, NULL, key, buf) == 1 &&
-	    EVP_EncryptUpdate(ctx, NULL, &len, (const unsigned char *)aad,
+	ctx = cbb_crypto.ctx_new();
+	if (ctx && cbb_crypto.rand_bytes(buf, NONCE) == 1 &&
+	    cbb_crypto.encrypt_init(ctx, cbb_crypto.aes_256_gcm(), NULL, NULL, NULL) == 1 &&
+	    cbb_crypto.ctx_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE, NULL) == 1 &&
+	    cbb_crypto.encrypt_init(ctx, NULL, NULL, key, buf) == 1 &&
+	    cbb_crypto.encrypt_update(ctx, NULL, &len, (const unsigned char *)aad,
 			      (int)strlen(aad)) == 1 &&
-	    EVP_EncryptUpdate(ctx, buf + NONCE, &len,
+	    cbb_crypto.encrypt_update(ctx, buf + NONCE, &len,
 			      (const unsigned char *)plain, (int)n) == 1 &&
-	    EVP_EncryptFinal_ex(ctx, buf + NONCE + len, &len) == 1 &&
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG,
+	    cbb_crypto.encrypt_final(ctx, buf + NONCE + len, &len) == 1 &&
+	    cbb_crypto.ctx_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG,
 				buf + NONCE + n) == 1) {
-		EVP_EncodeBlock((unsigned char *)out, buf, (int)(NONCE + n + TAG));
+		cbb_crypto.encode_block((unsigned char *)out, buf, (int)(NONCE + n + TAG));
 		ok = 1;
 	}
-	EVP_CIPHER_CTX_free(ctx);
-	OPENSSL_cleanse(key, sizeof(key));
+	cbb_crypto.ctx_free(ctx);
+	explicit_bzero(key, sizeof(key));
 	return ok ? 0 : cbb_err(err, "cannot seal the session token");
 }
 
@@ -202,9 +207,11 @@ int cbb_unseal(const char *keyfile, uint32_t job_id, const char *cluster,
 	EVP_CIPHER_CTX *ctx;
 	int n, len, ok = 0;
 
+	if (cbb_crypto_load(err) < 0)
+		return -1;
 	if (sl % 4 || sl > 4 * ((sizeof(buf) - 8) / 3))
 		return cbb_err(err, "sealed token is malformed");
-	n = EVP_DecodeBlock(buf, (const unsigned char *)sealed, (int)sl);
+	n = cbb_crypto.decode_block(buf, (const unsigned char *)sealed, (int)sl);
 	if (n < 0)
 		return cbb_err(err, "sealed token is malformed");
 	if (sl >= 1 && sealed[sl - 1] == '=')
@@ -218,24 +225,24 @@ int cbb_unseal(const char *keyfile, uint32_t job_id, const char *cluster,
 	if (derive(keyfile, "conduit-bb token seal v1", key, err) < 0)
 		return -1;
 	n -= NONCE + TAG;
-	ctx = EVP_CIPHER_CTX_new();
+	ctx = cbb_crypto.ctx_new();
 	if (ctx &&
-	    EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, NULL, NULL) == 1 &&
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE, NULL) == 1 &&
-	    EVP_DecryptInit_ex(ctx, NULL, NULL, key, buf) == 1 &&
-	    EVP_DecryptUpdate(ctx, NULL, &len, (const unsigned char *)aad,
+	    cbb_crypto.decrypt_init(ctx, cbb_crypto.aes_256_gcm(), NULL, NULL, NULL) == 1 &&
+	    cbb_crypto.ctx_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, NONCE, NULL) == 1 &&
+	    cbb_crypto.decrypt_init(ctx, NULL, NULL, key, buf) == 1 &&
+	    cbb_crypto.decrypt_update(ctx, NULL, &len, (const unsigned char *)aad,
 			      (int)strlen(aad)) == 1 &&
-	    EVP_DecryptUpdate(ctx, (unsigned char *)out, &len, buf + NONCE, n) == 1 &&
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG,
+	    cbb_crypto.decrypt_update(ctx, (unsigned char *)out, &len, buf + NONCE, n) == 1 &&
+	    cbb_crypto.ctx_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG,
 				buf + NONCE + n) == 1 &&
-	    EVP_DecryptFinal_ex(ctx, (unsigned char *)out + len, &len) == 1) {
+	    cbb_crypto.decrypt_final(ctx, (unsigned char *)out + len, &len) == 1) {
 		out[n] = '\0';
 		ok = 1;
 	}
-	EVP_CIPHER_CTX_free(ctx);
-	OPENSSL_cleanse(key, sizeof(key));
+	cbb_crypto.ctx_free(ctx);
+	explicit_bzero(key, sizeof(key));
 	if (!ok) {
-		OPENSSL_cleanse(out, size);
+		explicit_bzero(out, size);
 		return cbb_err(err, "sealed token does not open (altered, for "
 			       "another job, or another SessionKeyFile)");
 	}

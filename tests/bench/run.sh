@@ -1,5 +1,7 @@
 #!/bin/sh
 # run.sh - `make bench`: measure the hooks against a Conduit test server
+# the way Slurm runs them, one new process per call (tests/bench/fork.sh,
+# fork and fork+exec), then in one long-lived process
 # (tests/bench/hooks.sh) on this machine and inside the Slurm 24.11 root
 # (tests/bench/root.sh), count job_process instructions with callgrind,
 # and time job_process beside Conduit's own plugin.  Prints a Markdown
@@ -22,11 +24,27 @@ ClientKey=/dev/null
 MaxDirectives=1000
 StateDir=$dir/state
 CONF
-echo "## Hooks on this machine"
+echo "## Hooks the way Slurm runs them: a new process per call"
+echo
+echo "Each call: fork (and, in the second table, exec) a process, a fresh"
+echo "Lua state, require(\"conduit_bb\"), the one hook, lua_close, exit."
+echo "Wall from fork to reaped; CPU is the child's user+sys.  \"floor\" is"
+echo "the same process without the hook.  Polls run while all N transfers"
+echo "are running.  Set CBB_BENCH_BASE to another build's module directory"
+echo "to run the two call by call (A = this build, B = that one)."
+echo
+sh tests/bench/fork.sh $B/test/fork_bench-5.4 fork "${CBB_BENCH_REPS:-21}" $B/lua5.4 ${CBB_BENCH_BASE:-}
+echo
+sh tests/bench/fork.sh $B/test/fork_bench-5.4 exec "${CBB_BENCH_REPS:-21}" $B/lua5.4 ${CBB_BENCH_BASE:-}
+echo
+echo "## Hooks in one long-lived process (in-process: the module stays loaded)"
+echo
+echo "Not how Slurm runs them: every call gets a fresh Lua state, but the"
+echo "module is mapped once for the whole run, so require costs nothing."
 echo
 sh tests/bench/hooks.sh $B/test/bench-5.4 $B/lua5.4
 echo
-echo "## Hooks inside the Slurm 24.11 root"
+echo "## Hooks inside the Slurm 24.11 root (in-process)"
 echo
 sh tests/bench/root.sh
 echo

@@ -417,7 +417,8 @@ class ServerBase:
         rec = {"t": round(now(), 3), "method": method, "cn": cn,
                "ms": round((now() - t0) * 1000, 2), "t0": round(t0, 3),
                "rid": getattr(self.local, "rid", ""),
-               "peer": getattr(self.local, "peer", "")}
+               "peer": getattr(self.local, "peer", ""),
+               "tls_reused": getattr(self.local, "reused", "")}
         rec.update(kw)
         with self.log_lock, open(self.log_path, "a") as f:
             f.write(json.dumps(rec) + "\n")
@@ -504,6 +505,8 @@ class ServerBase:
         self.local.t0 = now()
         self.local.peer = context.peer()  # "ipv4:127.0.0.1:PORT": one per connection
         self.local.rid = dict(context.invocation_metadata()).get("conduit-bb-request-id", "")
+        # whether the connection resumed a TLS session (a ticket)
+        self.local.reused = (context.auth_context().get("ssl_session_reused") or [b"?"])[0].decode()
         self.inject(method, context, False, texts)
         self.gate(method, texts)
         f = self.faults.get()

@@ -34,6 +34,31 @@ local function teardown(t, hurry)
   return (slurm_bb_job_teardown(t.id, t.script, hurry and "true" or "false", t.uid, t.uid))
 end
 
+-- Hold an array's lock file in the background, as another task's hook
+-- would, until the returned function lets it go.  The holder says when
+-- it has the lock, and letting go returns once it has, so nothing here
+-- depends on how fast a loaded machine runs the holder.  Nothing is
+-- killed (under ASan every child has libasan preloaded; pkill hangs).
+local holds = 0
+local function hold_lock(path)
+  holds = holds + 1
+  local held = work .. "/hold-" .. holds .. ".held"
+  local go = work .. "/hold-" .. holds .. ".go"
+  assert(sh("(flock " .. path .. " sh -c 'touch " .. held .. "; while [ ! -e " .. go ..
+            " ]; do sleep 0.05; done' >/dev/null 2>&1 &)"))
+  local waited = 0
+  while true do
+    local f = io.open(held)
+    if f then f:close() break end
+    assert(waited < 60, "the lock holder never took " .. path)
+    sleep(0.05)
+    waited = waited + 0.05
+  end
+  return function()
+    assert(sh("touch " .. go .. " && flock " .. path .. " true"))
+  end
+end
+
 describe("one shared stage-in per job array", function()
   setup(function()
     assert(sh("mkdir -p " .. work .. "/in " .. work .. "/out && chmod 0777 " .. work .. "/in " ..
@@ -127,8 +152,8 @@ describe("one shared stage-in per job array", function()
     local tasks = array(2, { "#CONDUIT_PRE cp in/a.txt out/locked-" .. n .. ".txt" })
     local lock = statedir .. "/testcluster." .. tasks[1].id .. ".shared-lock"
     assert(sh("mkdir -p " .. statedir .. " && chmod 0700 " .. statedir))
-    -- another task's hook holds the array's lock for 6 s
-    assert(sh("(flock " .. lock .. " sleep 6 >/dev/null 2>&1 &) ; sleep 0.3"))
+    -- another task's hook holds the array's lock meanwhile
+    local release = hold_lock(lock)
     local mark = rpc_mark()
     local t0 = H.now_ms()
     assert.are.equal(0, data_in(tasks[2]))
@@ -140,7 +165,7 @@ describe("one shared stage-in per job array", function()
                                                            tasks[2].uid, tasks[2].uid,
                                                            tasks[2].info) })
     assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
-    sleep(4)
+    release()
     assert.are.equal(0, (poll("slurm_bb_test_data_in", tasks[2])))
     assert.are.equal(0, data_in(tasks[1]))
     assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
@@ -278,7 +303,7 @@ describe("one shared stage-in per job array", function()
     -- 7004: old, but a task holds it
     assert(sh("touch -d '8 days ago' " .. f .. "7001.shared " .. f .. "7001.shared-lock " ..
               f .. "7002.shared-lock " .. f .. "7003.shared-lock " .. f .. "7004.shared-lock"))
-    assert(sh("(flock " .. f .. "7004.shared-lock sleep 4 >/dev/null 2>&1 &) ; sleep 0.3"))
+    local release = hold_lock(f .. "7004.shared-lock")
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/sweep-" .. n .. ".txt" })
     assert.are.equal(0, teardown(j, false))
     local function there(name)
@@ -293,7 +318,7 @@ describe("one shared stage-in per job array", function()
     assert.is_true(there("7003.shared"))
     assert.is_true(there("7003.shared-lock"))
     assert.is_true(there("7004.shared-lock"))
-    sleep(4)
+    release()
   end)
 
   it("a requeued task stages in on its own", function()

@@ -34,6 +34,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c.out_down_grace_s, 3600);
 	assert_int_equal(c.start_visible_grace_s, 60);
 	assert_int_equal(c.max_reply_bytes, 16 << 20);
+	assert_string_equal(cbb_conf_tls_groups(&c), "P-256:X25519:P-384");
+	assert_true(c.tls_resume);
 	/* controllers may set CONDUIT_* only, by default */
 	assert_true(cbb_conf_env_name_allowed(&c, "CONDUIT_X"));
 	assert_false(cbb_conf_env_name_allowed(&c, "LD_PRELOAD"));
@@ -68,6 +70,10 @@ static void test_new_keys(void **state)
 	cbb_config_free(&c);
 	parse_ok("", &c);
 	assert_string_equal(cbb_conf_squeue(&c, buf, sizeof(buf)), "squeue");
+	cbb_config_free(&c);
+	parse_ok("TLSGroups=X25519:P-256\nTLSResume=no\n", &c);
+	assert_string_equal(cbb_conf_tls_groups(&c), "X25519:P-256");
+	assert_false(c.tls_resume);
 	cbb_config_free(&c);
 }
 
@@ -189,6 +195,9 @@ static const struct {
 	{ "SwitchEnvNames=LD PRELOAD", "t.conf line 1: SwitchEnvNames: 'LD PRELOAD' is not a variable name or NAME_PREFIX*; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
 	{ "SwitchEnvNames=A,", "t.conf line 1: SwitchEnvNames: trailing ','; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
 	{ "Squeue=bin/squeue", "t.conf line 1: Squeue: 'bin/squeue' must be an absolute path or a bare command name; e.g. Squeue=/usr/bin/squeue" },
+	{ "TLSGroups=P-256::X25519", "t.conf line 1: TLSGroups: 'P-256::X25519' is not a list of TLS groups such as P-256:X25519; e.g. TLSGroups=P-256:X25519:P-384" },
+	{ "TLSGroups=P-256 X25519", "t.conf line 1: TLSGroups: 'P-256 X25519' is not a list of TLS groups such as P-256:X25519; e.g. TLSGroups=P-256:X25519:P-384" },
+	{ "TLSResume=maybe", "t.conf line 1: TLSResume: 'maybe' is neither yes nor no; e.g. TLSResume=yes" },
 };
 
 static void test_bad(void **state)

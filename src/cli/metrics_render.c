@@ -1,0 +1,155 @@
+/*
+ * metrics_render.c - the Prometheus text (format 0.0.4) of what
+ * `conduit-bb metrics` counted (metrics_int.h): each family's HELP and
+ * TYPE, the counters and histograms from the AuditLog, the gauges from
+ * StateDir.
+ */
+#include <stddef.h>
+
+#include "metrics_int.h"
+
+static void family(cbb_buf_t *b, const char *name, const char *type,
+		   const char *help)
+{
+	(void)cbb_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help,
+			     name, type);
+}
+
+/* A family with one value per stage: {stage="in"} and {stage="out"}. */
+static void per_stage(cbb_buf_t *b, const char *name, const char *type,
+		      const char *help, const unsigned long long v[2])
+{
+	int s;
+
+	family(b, name, type, help);
+	for (s = 0; s < 2; s++)
+		(void)cbb_buf_printf(b, "%s{stage=\"%s\"} %llu\n", name,
+				     cbb_metrics_stages[s], v[s]);
+}
+
+void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
+{
+	static const char *const kinds[] = { "started", "unconfirmed",
+					     "refused", "lost" };
+	size_t s, k;
+
+	if (m->audit_set && m->audit_ok) {
+		family(b, "conduit_bb_directives_total", "counter",
+		       "Directives whose stage ended, from the AuditLog, by stage "
+		       "and outcome (finished; skipped by --when=; kept from an "
+		       "earlier attempt).");
+		for (s = 0; s < 2; s++)
+			for (k = 0; k < NOUTCOMES; k++)
+				(void)cbb_buf_printf(b, "conduit_bb_directives_total"
+						     "{stage=\"%s\",outcome=\"%s\"} "
+						     "%llu\n", cbb_metrics_stages[s],
+						     cbb_metrics_outcomes[k],
+						     m->directives[s][k]);
+		per_stage(b, "conduit_bb_transferred_bytes_total", "counter",
+			  "Bytes moved by the finished transfers in the AuditLog.",
+			  m->bytes);
+		per_stage(b, "conduit_bb_transferred_files_total", "counter",
+			  "Files moved by the finished transfers in the AuditLog.",
+			  m->files);
+		family(b, "conduit_bb_transfer_duration_seconds", "histogram",
+		       "Time from a finished transfer's creation to its end, from "
+		       "the AuditLog.");
+		for (s = 0; s < 2; s++) {
+			for (k = 0; k < NBUCKETS; k++)
+				(void)cbb_buf_printf(b,
+					"conduit_bb_transfer_duration_seconds_bucket"
+					"{stage=\"%s\",le=\"%g\"} %llu\n",
+					cbb_metrics_stages[s], cbb_metrics_buckets[k],
+					m->hist[s][k]);
+			(void)cbb_buf_printf(b,
+				"conduit_bb_transfer_duration_seconds_bucket"
+				"{stage=\"%s\",le=\"+Inf\"} %llu\n"
+				"conduit_bb_transfer_duration_seconds_sum"
+				"{stage=\"%s\"} %.17g\n"
+				"conduit_bb_transfer_duration_seconds_count"
+				"{stage=\"%s\"} %llu\n", cbb_metrics_stages[s],
+				m->hist_count[s], cbb_metrics_stages[s],
+				m->hist_sum[s], cbb_metrics_stages[s],
+				m->hist_count[s]);
+		}
+		per_stage(b, "conduit_bb_transfers_started_total", "counter",
+			  "Transfers the staging hooks started (or whose start was "
+			  "not confirmed), from the AuditLog's hook records, by stage.",
+			  m->started);
+		per_stage(b, "conduit_bb_transfers_retried_total", "counter",
+			  "Of those, transfers of a directive that had one before (the "
+			  "server lost it, or it failed and was started again).",
+			  m->retried);
+		per_stage(b, "conduit_bb_transfers_failed_total", "counter",
+			  "Failed transfers, counted by the poll that failed their "
+			  "stage, from the AuditLog's hook records, by stage.",
+			  m->failed);
+		family(b, "conduit_bb_hook_duration_seconds", "histogram",
+		       "How long each call of a staging hook took, from its call "
+		       "to its answer, from the AuditLog's hook records.");
+		for (s = 0; s < NHOOKS; s++) {
+			for (k = 0; k < NHBUCKETS; k++)
+				(void)cbb_buf_printf(b,
+					"conduit_bb_hook_duration_seconds_bucket"
+					"{hook=\"%s\",le=\"%g\"} %llu\n",
+					cbb_metrics_hooks[s], cbb_metrics_hook_buckets[k],
+					m->hook_hist[s][k]);
+			(void)cbb_buf_printf(b,
+				"conduit_bb_hook_duration_seconds_bucket"
+				"{hook=\"%s\",le=\"+Inf\"} %llu\n"
+				"conduit_bb_hook_duration_seconds_sum"
+				"{hook=\"%s\"} %.6f\n"
+				"conduit_bb_hook_duration_seconds_count"
+				"{hook=\"%s\"} %llu\n", cbb_metrics_hooks[s],
+				m->hook_count[s], cbb_metrics_hooks[s],
+				m->hook_sum[s], cbb_metrics_hooks[s],
+				m->hook_count[s]);
+		}
+		family(b, "conduit_bb_hook_calls_total", "counter",
+		       "Calls of the staging hooks in the AuditLog's hook records, "
+		       "by result (ok; busy: a poll that goes on; error).");
+		for (s = 0; s < NHOOKS; s++)
+			for (k = 0; k < NRESULTS; k++)
+				(void)cbb_buf_printf(b, "conduit_bb_hook_calls_total"
+						     "{hook=\"%s\",result=\"%s\"} "
+						     "%llu\n", cbb_metrics_hooks[s],
+						     cbb_metrics_results[k],
+						     m->hook_calls[s][k]);
+		family(b, "conduit_bb_audit_log_bad_lines", "gauge",
+		       "AuditLog lines that are not conduit_bb's JSON.");
+		(void)cbb_buf_printf(b, "conduit_bb_audit_log_bad_lines %llu\n",
+				     m->bad_lines);
+	}
+	family(b, "conduit_bb_audit_log_readable", "gauge",
+	       "1 when AuditLog is set and could be read (a missing file is "
+	       "read as empty), else 0.");
+	(void)cbb_buf_printf(b, "conduit_bb_audit_log_readable %d\n",
+			     m->audit_set && m->audit_ok);
+	family(b, "conduit_bb_statedir_readable", "gauge",
+	       "1 when StateDir could be read, else 0.");
+	(void)cbb_buf_printf(b, "conduit_bb_statedir_readable %d\n", m->state_ok);
+	if (!m->state_ok)
+		return;
+	per_stage(b, "conduit_bb_staging_jobs", "gauge",
+		  "Jobs whose stage is under way in StateDir now (started, its "
+		  "summary not yet written), by stage.",
+		  m->jobs);
+	family(b, "conduit_bb_stage_directives", "gauge",
+	       "Directives of the stages under way, by stage and their newest "
+	       "start record (started; unconfirmed: its answer was lost; "
+	       "refused: to be retried; lost: the server forgot it, to be "
+	       "started again).");
+	for (s = 0; s < 2; s++)
+		for (k = 0; k < 4; k++)
+			(void)cbb_buf_printf(b, "conduit_bb_stage_directives"
+					     "{stage=\"%s\",kind=\"%s\"} %llu\n",
+					     cbb_metrics_stages[s], kinds[k],
+					     m->recs[s][k]);
+	family(b, "conduit_bb_outage_jobs", "gauge",
+	       "Jobs whose hooks found the Conduit server unreachable and have "
+	       "not seen it back yet.");
+	(void)cbb_buf_printf(b, "conduit_bb_outage_jobs %llu\n", m->outage_jobs);
+	family(b, "conduit_bb_outage_seconds", "gauge",
+	       "How long the longest such outage has lasted so far, seconds.");
+	(void)cbb_buf_printf(b, "conduit_bb_outage_seconds %lld\n", m->outage_s);
+}
