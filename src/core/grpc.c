@@ -58,6 +58,14 @@ int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, unsigned budget_ms,
 
 		cbb_tls_resume_init(&g->resume, &b);
 	}
+	/*
+	 * The budget is the server's (connect, TLS, every RPC and retry),
+	 * as it was when linking loaded libcurl before any hook ran: it
+	 * starts once libcurl is loaded (the first open of a process) and
+	 * the session file is read.
+	 */
+	g->t0_ms = cbb_grpc_now_ms();
+	g->end_ms = g->t0_ms + g->budget_ms;
 	v6 = strchr(host, ':') != NULL;
 	if (cfg->server_name) {
 		/*
