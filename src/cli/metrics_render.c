@@ -4,6 +4,7 @@
  * TYPE, the counters and histograms from the AuditLog, the gauges from
  * StateDir.
  */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "metrics_int.h"
@@ -25,6 +26,33 @@ static void per_stage(cbb_buf_t *b, const char *name, const char *type,
 	for (s = 0; s < 2; s++)
 		(void)cbb_buf_printf(b, "%s{stage=\"%s\"} %llu\n", name,
 				     cbb_metrics_stages[s], v[s]);
+}
+
+/*
+ * One series of a histogram labelled label="value": its cumulative
+ * buckets, +Inf, sum (to the microsecond when micro, else exactly) and
+ * count.
+ */
+static void series(cbb_buf_t *b, const char *name, const char *label,
+		   const char *value, const double *le,
+		   const unsigned long long *counts, size_t n,
+		   unsigned long long count, double sum, bool micro)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		(void)cbb_buf_printf(b, "%s_bucket{%s=\"%s\",le=\"%g\"} %llu\n",
+				     name, label, value, le[k], counts[k]);
+	(void)cbb_buf_printf(b, "%s_bucket{%s=\"%s\",le=\"+Inf\"} %llu\n",
+			     name, label, value, count);
+	if (micro)
+		(void)cbb_buf_printf(b, "%s_sum{%s=\"%s\"} %.6f\n", name,
+				     label, value, sum);
+	else
+		(void)cbb_buf_printf(b, "%s_sum{%s=\"%s\"} %.17g\n", name,
+				     label, value, sum);
+	(void)cbb_buf_printf(b, "%s_count{%s=\"%s\"} %llu\n", name, label,
+			     value, count);
 }
 
 void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
@@ -54,24 +82,11 @@ void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
 		family(b, "conduit_bb_transfer_duration_seconds", "histogram",
 		       "Time from a finished transfer's creation to its end, from "
 		       "the AuditLog.");
-		for (s = 0; s < 2; s++) {
-			for (k = 0; k < NBUCKETS; k++)
-				(void)cbb_buf_printf(b,
-					"conduit_bb_transfer_duration_seconds_bucket"
-					"{stage=\"%s\",le=\"%g\"} %llu\n",
-					cbb_metrics_stages[s], cbb_metrics_buckets[k],
-					m->hist[s][k]);
-			(void)cbb_buf_printf(b,
-				"conduit_bb_transfer_duration_seconds_bucket"
-				"{stage=\"%s\",le=\"+Inf\"} %llu\n"
-				"conduit_bb_transfer_duration_seconds_sum"
-				"{stage=\"%s\"} %.17g\n"
-				"conduit_bb_transfer_duration_seconds_count"
-				"{stage=\"%s\"} %llu\n", cbb_metrics_stages[s],
-				m->hist_count[s], cbb_metrics_stages[s],
-				m->hist_sum[s], cbb_metrics_stages[s],
-				m->hist_count[s]);
-		}
+		for (s = 0; s < 2; s++)
+			series(b, "conduit_bb_transfer_duration_seconds", "stage",
+			       cbb_metrics_stages[s], cbb_metrics_buckets,
+			       m->hist[s], NBUCKETS, m->hist_count[s],
+			       m->hist_sum[s], false);
 		per_stage(b, "conduit_bb_transfers_started_total", "counter",
 			  "Transfers the staging hooks started (or whose start was "
 			  "not confirmed), from the AuditLog's hook records, by stage.",
@@ -87,24 +102,11 @@ void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
 		family(b, "conduit_bb_hook_duration_seconds", "histogram",
 		       "How long each call of a staging hook took, from its call "
 		       "to its answer, from the AuditLog's hook records.");
-		for (s = 0; s < NHOOKS; s++) {
-			for (k = 0; k < NHBUCKETS; k++)
-				(void)cbb_buf_printf(b,
-					"conduit_bb_hook_duration_seconds_bucket"
-					"{hook=\"%s\",le=\"%g\"} %llu\n",
-					cbb_metrics_hooks[s], cbb_metrics_hook_buckets[k],
-					m->hook_hist[s][k]);
-			(void)cbb_buf_printf(b,
-				"conduit_bb_hook_duration_seconds_bucket"
-				"{hook=\"%s\",le=\"+Inf\"} %llu\n"
-				"conduit_bb_hook_duration_seconds_sum"
-				"{hook=\"%s\"} %.6f\n"
-				"conduit_bb_hook_duration_seconds_count"
-				"{hook=\"%s\"} %llu\n", cbb_metrics_hooks[s],
-				m->hook_count[s], cbb_metrics_hooks[s],
-				m->hook_sum[s], cbb_metrics_hooks[s],
-				m->hook_count[s]);
-		}
+		for (s = 0; s < NHOOKS; s++)
+			series(b, "conduit_bb_hook_duration_seconds", "hook",
+			       cbb_metrics_hooks[s], cbb_metrics_hook_buckets,
+			       m->hook_hist[s], NHBUCKETS, m->hook_count[s],
+			       m->hook_sum[s], true);
 		family(b, "conduit_bb_hook_calls_total", "counter",
 		       "Calls of the staging hooks in the AuditLog's hook records, "
 		       "by result (ok; busy: a poll that goes on; error).");

@@ -148,6 +148,17 @@ local function array(count, directives)
 end
 H.array = array
 
+-- Wait until cond() holds (true), at most s seconds (false): a bound on
+-- an event, never a timing the test depends on.
+function H.wait(cond, s)
+  local t0 = H.now_ms()
+  while not cond() do
+    if H.now_ms() - t0 > s * 1000 then return false end
+    H.sleep(0.1)
+  end
+  return true
+end
+
 local function wall_ms()
   local p = io.popen("date +%s%3N")
   local v = tonumber(p:read("*l"))

@@ -54,14 +54,7 @@ local function out_state(j, k)
   local _, out = slurm_bb_get_status("61001", "61001", "conduit", j.id)
   return (out or ""):match("\nout%s+%d+%s+" .. k .. "%s+TRANSFER_([%u_]+)")
 end
-local function wait(cond, s)
-  local t0 = H.now_ms()
-  while not cond() do
-    if H.now_ms() - t0 > s * 1000 then return false end
-    H.sleep(0.1)
-  end
-  return true
-end
+local wait = H.wait
 
 -- what attempt k of the job writes before its stage-out
 local function outputs(dir, k)

@@ -28,14 +28,7 @@ local function none_active(id)
   end
   return true
 end
-local function wait(cond, s)
-  local t0 = H.now_ms()
-  while not cond() do
-    if H.now_ms() - t0 > s * 1000 then return false end
-    H.sleep(0.1)
-  end
-  return true
-end
+local wait = H.wait
 local function exists(p) return sh("test -e '" .. p .. "'") end
 local function due() sh("touch -d '-1 min' " .. statedir .. "/sweep") end
 -- a sweep just ran: none is due for a second
