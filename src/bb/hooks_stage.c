@@ -18,9 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "array.h"
 #include "bbcall.h"
-#include "jobstate.h"
 #include "key.h"
 #include "outcome.h"
 #include "stage.h"
@@ -238,62 +236,12 @@ static int l_nothing_to_do(lua_State *L)
 }
 
 /*
- * A teardown without hurry leaves transfers alone, but not the stage-ins
- * of a job that is over: when Slurm killed both the polls and the
- * hurried teardown of a job cancelled in stage-in, this teardown (after a
- * restart, say) is the last hook that will ever hear of the job.  Only a
- * job whose records show a stage-in that was never seen to end costs a
- * Query (a job that ran costs nothing), and only one with a stage-in
- * still running an squeue.
- */
-static void stop_orphaned_stage_in(cbb_bbcall_t *c, cbb_job_ctx_t *j)
-{
-	cbb_job_facts_t f;
-	cbb_err_t err;
-	char msg[256], sq[4200];
-	time_t asked_at;
-	long n;
-
-	if (!cbb_stage_in_unfinished(j))
-		goto alone;
-	cbb_err_clear(&err);
-	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) < 0)
-		goto failed;
-	j->g = &c->grpc;
-	n = cbb_stage_in_active(j, &err);
-	if (n < 0)
-		goto failed;
-	if (n == 0)
-		goto alone;
-	asked_at = time(NULL);
-	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)), j->job_id,
-		      CBB_SQUEUE_TIMEOUT_MS, &f);
-	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
-		goto alone;
-	cbb_over_mark(&c->sd, j->job_id, asked_at);
-	snprintf(msg, sizeof(msg), "job %u: teardown: the job is %s with %ld "
-		 "stage-in transfer(s) still running: aborting them", j->job_id,
-		 f.state[0] ? f.state : "gone", n);
-	cbb_call_queue_log(c, CBB_LOG_INFO, msg);
-	if (cbb_stage_teardown(j, true, true, &err) < 0)
-		goto failed;
-	return;
-failed:
-	cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);
-	return;
-alone:
-	snprintf(msg, sizeof(msg), "job %u: teardown: leaving transfers alone",
-		 j->job_id);
-	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
-}
-
-/*
  * slurm_bb_job_teardown(job_id, job_script, hurry, uid, gid)
  *
  * Without hurry Slurm tears down a buffer it is done with (after
  * stage-out, after a failed stage, for a job that is gone): nothing is
  * waited for, and nothing aborted but the stage-ins of a job that is over
- * (stop_orphaned_stage_in); the job's StateDir files go.  Slurm passes hurry=true for a cancelled job and for scancel
+ * (cbb_stage_teardown_done); the job's StateDir files go.  Slurm passes hurry=true for a cancelled job and for scancel
  * --hurry during stage-out, but also after a slurmctld restart or
  * reconfigure during stage-in, when it then runs stage-in again:
  * aborting then would transfer everything twice (and break a half-done
@@ -314,13 +262,10 @@ static int l_job_teardown(lua_State *L)
 	const char *hurry = cbb_lua_str(L, 3);
 	bool hurried = hurry && !strcmp(hurry, "true");
 	cbb_bbcall_t *c = cbb_bbcall_timed(L, "slurm_bb_job_teardown", NULL);
-	cbb_job_facts_t f;
 	cbb_job_ctx_t j;
 	cbb_err_t err;
-	char msg[256], sq[4200];
-	time_t asked_at;
 	bool quiet = false;
-	int rc = 0, lock;
+	int rc = 0;
 
 	cbb_err_clear(&err);
 	if (job_id < 0 || uid < 0) {
@@ -336,47 +281,11 @@ static int l_job_teardown(lua_State *L)
 		goto out;
 	}
 	c->sweep = true; /* every teardown also sweeps (cbb_stage_sweep) */
-	if (!hurried) {
-		cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id,
-				   (uint32_t)uid);
-		/* the last task of an array to go takes its shared records */
-		lock = cbb_array_teardown(&j);
-		stop_orphaned_stage_in(c, &j);
-		cbb_array_release(&j, lock);
-		cbb_state_forget(&c->sd, (uint32_t)job_id);
-		goto out;
-	}
-	asked_at = time(NULL);
-	cbb_job_state(cbb_conf_squeue(&c->base.cfg, sq, sizeof(sq)),
-		      (uint32_t)job_id, CBB_SQUEUE_TIMEOUT_MS, &f);
-	if (f.cls == CBB_JOB_UNKNOWN) {
-		rc = cbb_err(&err, "job %ld: teardown: cannot learn the job's "
-			     "state from squeue; nothing aborted (Slurm "
-			     "retries)", job_id);
-		goto out;
-	}
-	snprintf(msg, sizeof(msg), "job %ld: teardown (hurry, job state %s): %s",
-		 job_id, f.state[0] ? f.state : "gone", f.cls == CBB_JOB_ALIVE ?
-		 "leaving transfers alone" : "aborting active transfers");
-	cbb_call_queue_log(c, CBB_LOG_VERBOSE, msg);
-	if (f.cls == CBB_JOB_ALIVE)
-		goto out;
-	/* before anything is aborted: a stage hook still to come starts nothing */
-	cbb_over_mark(&c->sd, (uint32_t)job_id, asked_at);
-	cbb_bbcall_job_ctx(c, &j, NULL, (uint32_t)job_id, (uint32_t)uid);
-	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, &err) == 0) {
-		j.g = &c->grpc;
-		lock = cbb_array_teardown(&j);
-		rc = cbb_stage_teardown(&j, true, false, &err);
-		cbb_array_release(&j, lock);
-	} else {
-		rc = -1;
-	}
-	/* a stage-in that could not be aborted keeps its records: if every
-	 * retry of this teardown fails too, a sweep stops it once the server
-	 * answers (cbb_stage_sweep) */
-	if (rc == 0 || !cbb_stage_in_unfinished(&j))
-		cbb_state_forget(&c->sd, (uint32_t)job_id);
+	cbb_bbcall_job_ctx(c, &j, &c->grpc, (uint32_t)job_id, (uint32_t)uid);
+	if (hurried)
+		rc = cbb_stage_teardown_hurried(&j, &err);
+	else
+		cbb_stage_teardown_done(&j);
 out:
 	if (rc < 0 && !quiet)
 		cbb_call_queue_log(c, CBB_LOG_ERROR, err.msg);

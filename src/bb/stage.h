@@ -78,6 +78,24 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 		       cbb_err_t *err);
 
 /*
+ * The two teardowns Slurm asks for (hooks_stage.c's l_job_teardown says
+ * when each comes).  j->g: a connection, opened here when needed.
+ *
+ * Without hurry nothing is aborted but the stage-ins of a job that is
+ * over (its hurried teardown and polls may have been killed: this is the
+ * last hook that hears of it), and the job's records go.
+ *
+ * With hurry the job's state is asked from Slurm: alive, its transfers
+ * are left alone (0); over or gone, a mark stops any stage hook still to
+ * come, its transfers are aborted and its records go (kept for the
+ * sweep when its stage-in could not be stopped); Slurm cannot say,
+ * nothing is aborted and -1 (err set) makes Slurm retry.  For an array
+ * task, the array's shared stage-ins go with the last task that waited.
+ */
+void cbb_stage_teardown_done(cbb_job_ctx_t *j);
+int cbb_stage_teardown_hurried(cbb_job_ctx_t *j, cbb_err_t *err);
+
+/*
  * How many of the job's stage-in transfers still run (one Query), or -1
  * (err set).
  */

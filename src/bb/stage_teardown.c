@@ -11,6 +11,8 @@
 
 #include "stage_int.h"
 
+#include "array.h"
+#include "jobstate.h"
 #include "stage_find.h"
 
 /* A transfer of a stage-in (the job's own or its array's shared one). */
@@ -105,4 +107,90 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 	free(req);
 	cbb_transfers_free(&have);
 	return failed ? -1 : 0;
+}
+
+/*
+ * Without hurry: a job whose records show a stage-in never seen to end
+ * costs a Query (a job that ran costs nothing), and one with a stage-in
+ * still running an squeue.
+ */
+static void stop_orphaned_stage_in(cbb_job_ctx_t *j)
+{
+	cbb_job_facts_t f;
+	cbb_err_t err;
+	char sq[4200];
+	time_t asked_at;
+	long n;
+
+	cbb_err_clear(&err);
+	if (!cbb_stage_in_unfinished(j))
+		goto alone;
+	if (cbb_grpc_open(j->g, j->cfg, 0, &err) < 0)
+		goto failed;
+	n = cbb_stage_in_active(j, &err);
+	if (n < 0)
+		goto failed;
+	if (n == 0)
+		goto alone;
+	asked_at = time(NULL);
+	cbb_job_state(cbb_conf_squeue(j->cfg, sq, sizeof(sq)), j->job_id,
+		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	if (f.cls != CBB_JOB_OVER && f.cls != CBB_JOB_GONE)
+		goto alone;
+	cbb_over_mark(j->sd, j->job_id, asked_at);
+	cbb_job_log(j, CBB_LOG_INFO, "teardown: the job is %s with %ld "
+		    "stage-in transfer(s) still running: aborting them",
+		    f.state[0] ? f.state : "gone", n);
+	if (cbb_stage_teardown(j, true, true, &err) < 0)
+		goto failed;
+	return;
+failed:
+	cbb_job_note(j, CBB_LOG_ERROR, err.msg);
+	return;
+alone:
+	cbb_job_log(j, CBB_LOG_VERBOSE, "teardown: leaving transfers alone");
+}
+
+void cbb_stage_teardown_done(cbb_job_ctx_t *j)
+{
+	/* the last task of an array to go takes its shared records */
+	int lock = cbb_array_teardown(j);
+
+	stop_orphaned_stage_in(j);
+	cbb_array_release(j, lock);
+	cbb_state_forget(j->sd, j->job_id);
+}
+
+int cbb_stage_teardown_hurried(cbb_job_ctx_t *j, cbb_err_t *err)
+{
+	cbb_job_facts_t f;
+	char sq[4200];
+	time_t asked_at = time(NULL);
+	int rc, lock;
+
+	cbb_job_state(cbb_conf_squeue(j->cfg, sq, sizeof(sq)), j->job_id,
+		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	if (f.cls == CBB_JOB_UNKNOWN)
+		return cbb_err(err, "job %u: teardown: cannot learn the job's "
+			       "state from squeue; nothing aborted (Slurm "
+			       "retries)", j->job_id);
+	cbb_job_log(j, CBB_LOG_VERBOSE, "teardown (hurry, job state %s): %s",
+		    f.state[0] ? f.state : "gone", f.cls == CBB_JOB_ALIVE ?
+		    "leaving transfers alone" : "aborting active transfers");
+	if (f.cls == CBB_JOB_ALIVE)
+		return 0;
+	/* before anything is aborted: a stage hook still to come starts nothing */
+	cbb_over_mark(j->sd, j->job_id, asked_at);
+	rc = cbb_grpc_open(j->g, j->cfg, 0, err);
+	if (rc == 0) {
+		lock = cbb_array_teardown(j);
+		rc = cbb_stage_teardown(j, true, false, err);
+		cbb_array_release(j, lock);
+	}
+	/* a stage-in that could not be aborted keeps its records: if every
+	 * retry of this teardown fails too, a sweep stops it once the server
+	 * answers (cbb_stage_sweep) */
+	if (rc == 0 || !cbb_stage_in_unfinished(j))
+		cbb_state_forget(j->sd, j->job_id);
+	return rc;
 }
