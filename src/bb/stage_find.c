@@ -10,12 +10,6 @@
  * attempt was submitted belongs to an earlier job with the same id. */
 #define CBB_CLOCK_SLACK_S 60
 
-
-
-
-
-
-
 /*
  * One Query: every transfer of this job, of every attempt, and for an
  * array task its array's shared stage-ins (not the array's own task's
