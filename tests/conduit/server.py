@@ -101,6 +101,13 @@ def knob(table, st, default=None):
     return table.get(full, table.get(short, default))
 
 
+def at_state(rules, st, comment):
+    """The rules of a per-state knob (hold_at, fail_at) for a transfer in
+    state st whose comment their regex finds."""
+    return [r for r in rules if r.get("state") in (state_name(st), state_name(st)[9:])
+            and re.search(r.get("comment", ""), comment)]
+
+
 def now():
     return time.time()
 
@@ -463,20 +470,29 @@ class ServerBase:
         except KeyError:
             return None
 
-    def inject(self, method, context, after, texts):
-        """The inject knob: abort with a chosen status (see the top)."""
-        for e in self.faults.get().get("inject", []):
-            if e.get("method") != method or bool(e.get("after", False)) != after:
+    def first_calls(self, knob, method, texts, match=lambda e: True):
+        """The entries of a per-call knob (inject, gate) that take this
+        call: same method, comment regex found in one of `texts`, and
+        fewer than the entry's `count` calls taken so far (counted per
+        entry, for the life of the process)."""
+        for e in self.faults.get().get(knob, []):
+            if e.get("method") != method or not match(e):
                 continue
             rx = e.get("comment")
             if rx and not any(re.search(rx, t or "") for t in texts):
                 continue
-            key = json.dumps(e, sort_keys=True)
+            key = knob + " " + json.dumps(e, sort_keys=True)
             with self.inject_lock:
                 used = self.injected.get(key, 0)
                 if used >= e.get("count", 1):
                     continue
                 self.injected[key] = used + 1
+            yield e
+
+    def inject(self, method, context, after, texts):
+        """The inject knob: abort with a chosen status (see the top)."""
+        for e in self.first_calls("inject", method, texts,
+                                  lambda e: bool(e.get("after", False)) == after):
             code = getattr(grpc.StatusCode, e.get("code", "UNAVAILABLE"))
             self.log(method, "?", status="injected %s %s" % (e.get("code"),
                                                             "after" if after else "before"))
@@ -484,18 +500,7 @@ class ServerBase:
 
     def gate(self, method, texts):
         """The gate knob: hold a call until a file exists (see the top)."""
-        for e in self.faults.get().get("gate", []):
-            if e.get("method") != method:
-                continue
-            rx = e.get("comment")
-            if rx and not any(re.search(rx, t or "") for t in texts):
-                continue
-            key = "gate " + json.dumps(e, sort_keys=True)
-            with self.inject_lock:
-                used = self.injected.get(key, 0)
-                if used >= e.get("count", 1):
-                    continue
-                self.injected[key] = used + 1
+        for e in self.first_calls("gate", method, texts):
             self.log(method, "?", status="gated")
             end = now() + 120
             while not os.path.exists(e["file"]) and now() < end:
@@ -723,19 +728,15 @@ class Worker(threading.Thread):
                 self.store.save()
                 return
             delay = knob(f.get("delay_ms", {}), st, f.get("step_ms", 20))
-            for rule in f.get("hold_at", []):
-                if rule.get("state") in (state_name(st), state_name(st)[9:]) and \
-                        re.search(rule.get("comment", ""), t["comment"]):
-                    delay = max(delay, rule.get("ms", 0))
+            for rule in at_state(f.get("hold_at", []), st, t["comment"]):
+                delay = max(delay, rule.get("ms", 0))
             if now() - t["changed"] < delay / 1000.0:
                 return
-            for rule in f.get("fail_at", []):
-                if rule.get("state") in (state_name(st), state_name(st)[9:]) and \
-                        re.search(rule.get("comment", ""), t["comment"]):
-                    self.fail(t, pb.Error.Value(rule.get("error", "ERROR_PFTOOL_FAILED")),
-                              rule.get("message", "injected failure"))
-                    self.store.save()
-                    return
+            for rule in at_state(f.get("fail_at", []), st, t["comment"]):
+                self.fail(t, pb.Error.Value(rule.get("error", "ERROR_PFTOOL_FAILED")),
+                          rule.get("message", "injected failure"))
+                self.store.save()
+                return
             nxt = ORDER[ORDER.index(st) + 1]
             uid = t["uid"] if t["uid"] is not None else os.getuid()
             snapshot = dict(t)

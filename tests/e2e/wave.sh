@@ -190,12 +190,13 @@ wait_for 60 sh -c "chroot $R sinfo -h -o %t | grep -qx idle"
 # stopped under it.
 FLOW='"delay_ms": {"DATA_TRANSFERRING": 1000}'
 HOLD='"delay_ms": {"DATA_TRANSFERRING": 600000}'
+# one turn of the admin's loop: sample the hooks, release what an outage
+# or a restart held, let go what Slurm holds back after a teardown
+tend() { sample; release_held; let_go; }
 wait_ids() { # wait_ids SECONDS STATE REASON N [body] -> N ids (or fewer on timeout)
 	end=$(( $(date +%s) + $1 ))
 	while :; do
-		sample
-		release_held
-		let_go
+		tend
 		got=$(ids_where "$2" "$3" "$4" "${5:-}")
 		[ "$(echo $got | wc -w)" -ge "$4" ] && break
 		[ "$(date +%s)" -ge "$end" ] && break
@@ -340,9 +341,7 @@ release_kept $for_requeue
 requeued=""
 end=$(( $(date +%s) + 240 ))
 while [ "$(echo $requeued | wc -w)" -lt 5 ] && [ "$(date +%s)" -lt "$end" ]; do
-	sample
-	release_held
-	let_go
+	tend
 	for j in $(ids_where RUNNING "" 1000 body); do
 		case " $for_requeue " in *" $j "*) ;; *) continue ;; esac
 		case " $requeued " in *" $j "*) continue ;; esac
@@ -428,9 +427,7 @@ settled() {
 	[ "$left" = 0 ]
 }
 while ! settled && [ "$(date +%s)" -lt "$end" ]; do
-	sample
-	release_held
-	let_go
+	tend
 	sleep 2
 done
 add_cpu
