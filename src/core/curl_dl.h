@@ -24,6 +24,7 @@
 /* prototypes only: the calls go through the pointers below */
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 
@@ -71,6 +72,13 @@
 	X(session_free, SSL_SESSION_free) \
 	X(i2d_session, i2d_SSL_SESSION) \
 	X(d2i_session, d2i_SSL_SESSION) \
+	X(ctx_set_cert_cb, SSL_CTX_set_cert_cb) \
+	X(use_chain_file, SSL_use_certificate_chain_file) \
+	X(use_key_file, SSL_use_PrivateKey_file) \
+	X(check_key, SSL_check_private_key) \
+	X(err_get, ERR_get_error) \
+	X(err_string, ERR_error_string_n) \
+	X(err_clear, ERR_clear_error) \
 	X(digest, EVP_Digest) \
 	X(md_sha256, EVP_sha256)
 

@@ -33,10 +33,17 @@ static void transport_error(const cbb_grpc_t *g, cbb_rpc_t *c)
 	const cbb_config_t *cfg = g->cfg;
 	const char *detail = c->curl_err[0] ? c->curl_err :
 			     cbb_curl.easy_strerror((CURLcode)c->curl_rc);
+	int rc = c->curl_rc;
 
+	/* the server asked for the client certificate, which would not load
+	 * (src/core/tls.c loads it then): as if libcurl had refused it */
+	if (g->resume.cert_error[0]) {
+		detail = g->resume.cert_error;
+		rc = CURLE_SSL_CERTPROBLEM;
+	}
 	c->transport = true;
 	c->status = CBB_GRPC_UNAVAILABLE;
-	switch (c->curl_rc) {
+	switch (rc) {
 	case CURLE_COULDNT_CONNECT:
 		snprintf(c->message, sizeof(c->message),
 			 "conduit: connect to %s:%u refused", cfg->server_host,

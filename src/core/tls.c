@@ -195,6 +195,36 @@ static void on_info(const SSL *cssl, int where, int ret)
 	}
 }
 
+/*
+ * The server asked for the client certificate (a full handshake): load
+ * it and the key onto this connection.  0 aborts the handshake; the
+ * reason is kept for the caller's message (cbb_tls_cert_error).
+ */
+static int on_cert(SSL *ssl, void *arg)
+{
+	cbb_tls_resume_t *r = arg;
+	const char *what = "ClientCert", *path = r->cert, *how = "will not load";
+	char why[160] = "";
+	unsigned long e;
+
+	cbb_ssl.err_clear();
+	if (cbb_ssl.use_chain_file(ssl, r->cert) == 1 &&
+	    (what = "ClientKey", path = r->key,
+	     cbb_ssl.use_key_file(ssl, r->key, SSL_FILETYPE_PEM) == 1) &&
+	    cbb_ssl.check_key(ssl) == 1) {
+		r->cert_loads++;
+		return 1;
+	}
+	e = cbb_ssl.err_get();
+	if (e && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
+		how = "does not match ClientCert";
+	if (e)
+		cbb_ssl.err_string(e, why, sizeof(why));
+	snprintf(r->cert_error, sizeof(r->cert_error), "%s %s %s%s%s", what,
+		 path, how, why[0] ? ": " : "", why);
+	return 0;
+}
+
 /* CURLOPT_SSL_CTX_FUNCTION: libcurl's context for one connection. */
 static CURLcode on_ssl_ctx(CURL *curl, void *sslctx, void *ud)
 {
@@ -205,6 +235,8 @@ static CURLcode on_ssl_ctx(CURL *curl, void *sslctx, void *ud)
 		return CURLE_OK; /* no resumption, nothing else changes */
 	chain_new_session(ctx);
 	cbb_ssl.ctx_set_info_callback(ctx, on_info);
+	if (((cbb_tls_resume_t *)ud)->cert)
+		cbb_ssl.ctx_set_cert_cb(ctx, on_cert, ud);
 	return CURLE_OK;
 }
 
@@ -284,12 +316,21 @@ int cbb_tls_setopt(void *easy, const cbb_tls_t *t)
 	if (t->ca && (cbb_curl.easy_setopt(e, CURLOPT_CAINFO, t->ca) ||
 		      cbb_curl.easy_setopt(e, CURLOPT_CAPATH, NULL)))
 		return -1;
-	if (t->cert && (cbb_curl.easy_setopt(e, CURLOPT_SSLCERT, t->cert) ||
-			cbb_curl.easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM")))
-		return -1;
-	if (t->key && (cbb_curl.easy_setopt(e, CURLOPT_SSLKEY, t->key) ||
-		       cbb_curl.easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM")))
-		return -1;
+	if (t->resume && t->resume->on && t->cert) {
+		/* on_cert loads them if the server asks (no CURLOPT_SSLKEY:
+		 * the key is then in the certificate's file, as libcurl
+		 * would take it) */
+		t->resume->cert = t->cert;
+		t->resume->key = t->key ? t->key : t->cert;
+		t->resume->cert_error[0] = '\0';
+	} else {
+		if (t->cert && (cbb_curl.easy_setopt(e, CURLOPT_SSLCERT, t->cert) ||
+				cbb_curl.easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM")))
+			return -1;
+		if (t->key && (cbb_curl.easy_setopt(e, CURLOPT_SSLKEY, t->key) ||
+			       cbb_curl.easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM")))
+			return -1;
+	}
 	/* the first group is the one whose key share the ClientHello
 	 * carries; a libcurl before 7.73 knows no such option and keeps
 	 * OpenSSL's defaults */

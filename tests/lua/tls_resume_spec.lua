@@ -139,6 +139,31 @@ describe("TLS session resumption across hook processes", function()
     assert.are.equal(0, #seen(m, "Query"))
   end)
 
+  -- The certificate and key are loaded only when the server asks for
+  -- them (src/core/tls.c on_cert): a full handshake still presents them
+  -- (the restart case above), and one that will not load fails the poll
+  -- at once, naming the file, as libcurl's own loading did.
+  it("a client key that will not load, or does not match, fails at once, naming ClientKey", function()
+    local job = staging()
+    local junk = work .. "/junk.key"
+    local f = assert(io.open(junk, "w"))
+    f:write("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n")
+    f:close()
+    for key, how in pairs({ [junk] = "will not load", [pki .. "/alice.key"] = "does not match ClientCert" }) do
+      conf({ ClientKey = key, ServerDownGrace = "3600" })
+      local m = rpc_mark()
+      local rc, msg = poll(job)
+      assert.are.equal(-1, rc)
+      assert.matches("conduit: TLS: bad certificate configuration (ClientKey " .. key .. " " .. how,
+                     msg, 1, true)
+      assert.are.equal(0, #seen(m, "Query"))
+    end
+    conf()
+    local q, rc = polled(job)
+    assert.are.equal(0, rc)
+    assert.are.equal("conduit-service", q.cn)
+  end)
+
   it("TLSResume=no neither saves a session nor offers one", function()
     conf({ TLSResume = "no" })
     local job = staging()
