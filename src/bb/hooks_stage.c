@@ -111,7 +111,6 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	user_lines(c, cbb_lua_str(L, 2), &o);
 	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
-	c->sweep = true; /* other jobs' orphaned stage-ins (cbb_stage_sweep) */
 	cbb_bbcall_job_ctx(c, j, &c->grpc, c->job.job_id, (uint32_t)uid);
 	job_ctx_from_info(c, j);
 	c->counts = j; /* lives until the hook's cbb_bbcall_finish */
@@ -129,6 +128,12 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
 
 	cbb_err_clear(&err);
 	rc = stage_prepare(L, c, &j, &err);
+	/*
+	 * Other jobs' orphaned stage-ins (cbb_stage_sweep): swept by the
+	 * starts and the teardowns, never by a poll, which asks Slurm
+	 * nothing (job_info says the job's state).
+	 */
+	c->sweep = rc == 0;
 	if (rc == 0 && stage == CBB_STAGE_OUT)
 		cbb_stage_apply_when(&j, &c->plan);
 	if (rc == 0)

@@ -113,8 +113,9 @@ bool cbb_stage_in_unfinished(cbb_job_ctx_t *j);
 /*
  * The backstop for a job cancelled in stage-in whose every hook that
  * would have stopped its transfers was killed (its polls and its hurried
- * teardown, SIGKILLed by Slurm): once done with its own job, every stage
- * hook and every teardown sweeps StateDir for other jobs whose records
+ * teardown, SIGKILLed by Slurm): once done with its own job, every start
+ * (data_in, data_out) and every teardown sweeps StateDir for other jobs
+ * (never a poll: a poll asks Slurm nothing) whose records
  * show a stage-in never seen to end, asks Slurm about a few of them, and
  * aborts the stage-in transfers of those that were cancelled (or that
  * Slurm no longer knows), as their hurried teardown would have: the mark

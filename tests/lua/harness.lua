@@ -233,4 +233,9 @@ function H.clean()
 end
 H.sdir, H.port, H.pki, H.work, H.statedir, H.jobstates = sdir, port, pki, work, statedir, jobstates
 function H.logged() return logged end
+-- squeue runs so far (tests/conduit/fake-squeue leaves a line for each)
+function H.squeue_calls()
+  local _, n = (slurp(jobstates .. "/.calls") or ""):gsub("\n", "")
+  return n
+end
 return H

@@ -1,7 +1,7 @@
 -- sweep_spec.lua - a job cancelled in stage-in whose own hooks were all
 -- killed (polls and hurried teardown) has its stage-in transfers stopped
--- by the next hook of another job that sweeps StateDir (stage.h,
--- cbb_stage_sweep): at most one sweep a second over all hooks, a few jobs
+-- by the next start or teardown of another job, which sweeps StateDir
+-- (stage.h, cbb_stage_sweep; never a poll): at most one sweep a second over all hooks, a few jobs
 -- per sweep, never waiting on another job's lock, and never a job that is
 -- alive or that ran.  Each check waits on an event (a hook's return, an
 -- RPC in the server's log, a lock let go), never on the clock.
@@ -49,11 +49,12 @@ local function orphan(n, no_hold, alive)
   if not alive then spit(jobstates .. "/" .. j.id, "CANCELLED") end
   return j
 end
--- Any hook of another job (a fresh one, still pending).
+-- A hook of another job (a fresh one, still pending) that sweeps: its
+-- data_in unless told which.
 local function other_hook(hook)
   local o = new_job({ "#CONDUIT_PRE cp in/a.txt out/sw-other.txt" })
   fresh()
-  _G[hook or "slurm_bb_test_data_in"](o.id, o.script, o.uid, o.uid, o.info)
+  _G[hook or "slurm_bb_data_in"](o.id, o.script, o.uid, o.uid, o.info)
   return o
 end
 
@@ -123,8 +124,28 @@ describe("another job's hook sweeps StateDir for orphaned stage-ins", function()
     assert.is_false(none_active(b.id))
     -- the first hook once the second is over (the marker aged past it)
     due()
-    other_hook("slurm_bb_test_data_out")
+    other_hook("slurm_bb_data_out")
     assert.is_true(wait(function() return none_active(b.id) end, 5))
+  end)
+
+  it("a poll never sweeps: no squeue, no StopTransfer, even when a sweep is due", function()
+    local a = orphan(6)
+    local o = new_job({ "#CONDUIT_PRE cp in/a.txt out/sw-poll.txt" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_data_in(o.id, o.script, o.uid, o.uid, o.info)))
+    local asked = H.squeue_calls()
+    for _, hook in ipairs({ "slurm_bb_test_data_in", "slurm_bb_test_data_out" }) do
+      due()
+      local mark = rpc_mark()
+      fresh()
+      _G[hook](o.id, o.script, o.uid, o.uid, o.info)
+      assert.are.equal(0, rpcs_since(mark, "StopTransfer"))
+    end
+    assert.are.equal(asked, H.squeue_calls())
+    assert.is_false(none_active(a.id))
+    -- the next start sweeps it
+    other_hook()
+    assert.is_true(wait(function() return none_active(a.id) end, 5))
   end)
 
   it("never waits on another job's lock: a job whose records are locked waits for a later sweep", function()
