@@ -4,6 +4,7 @@
 -- are not numbers.  Against the Conduit test server, like stage_spec.lua.
 package.path = "tests/lua/?.lua;" .. package.path
 local H = require("harness")
+local started = H.started
 H.ids_from(50000)
 local sh, slurp, spit, conf, faults, fresh = H.sh, H.slurp, H.spit, H.conf, H.faults, H.fresh
 local info_of, new_job, rpc_mark, rpcs_since = H.info_of, H.new_job, H.rpc_mark, H.rpcs_since
@@ -201,9 +202,7 @@ describe("trust under faults", function()
     end)
 
     it("a finished transfer of an earlier job with the same id is not taken as done", function()
-      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/reused.txt" })
-      fresh()
-      slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      local j = started({ "#CONDUIT_PRE cp in/a.txt out/reused.txt" })
       assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
       -- Slurm hands the id out again an hour later
       sh("rm -rf " .. statedir)
@@ -298,9 +297,7 @@ describe("trust under faults", function()
 
     it("teardown with the server down keeps the records of a stage-in it could not stop", function()
       faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
-      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/td1.txt" })
-      fresh()
-      slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      local j = started({ "#CONDUIT_PRE cp in/a.txt out/td1.txt" })
       assert.is_not_nil(slurp(statedir .. "/testcluster." .. j.id .. ".started"))
       server("stop")
       spit(jobstates .. "/" .. j.id, "CANCELLED")
@@ -317,9 +314,7 @@ describe("trust under faults", function()
     end)
 
     it("teardown forgets a finished job's files even when the server is down", function()
-      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/td2.txt" })
-      fresh()
-      slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      local j = started({ "#CONDUIT_PRE cp in/a.txt out/td2.txt" })
       assert.are.equal(0, (poll("slurm_bb_test_data_in", j)))
       server("stop")
       spit(jobstates .. "/" .. j.id, "COMPLETED")
@@ -352,9 +347,7 @@ describe("trust under faults", function()
 
     it("after a cancel, a stage-in poll aborts what still runs", function()
       faults('{"delay_ms": {"DATA_TRANSFERRING": 60000}}')
-      local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/torn-in.txt" })
-      fresh()
-      slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+      local j = started({ "#CONDUIT_PRE cp in/a.txt out/torn-in.txt" })
       spit(jobstates .. "/" .. j.id, "CANCELLED")
       local torn = info_of(j, { job_state = 4, burst_buffer_state = "teardown" })
       fresh()

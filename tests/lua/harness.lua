@@ -128,6 +128,16 @@ end
 -- and every task the array's submit time, as in Slurm (it copies them to
 -- each task it splits off).  Each task is pending, knows its index
 -- (t.task) and has its job_info; tasks.id is the array's id.
+-- A new job whose stage-in (stage-out when `out`) was started: the job,
+-- and what data_in (data_out) returned.
+local function started(directives, out)
+  local j = new_job(directives)
+  fresh()
+  local rc = (out and slurm_bb_data_out or slurm_bb_data_in)(j.id, j.script, j.uid, j.uid, j.info)
+  return j, rc
+end
+H.started = started
+
 local function array(count, directives)
   local tasks = {}
   for i = 0, count - 1 do
