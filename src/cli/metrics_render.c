@@ -29,6 +29,23 @@ static void per_stage(cbb_buf_t *b, const char *name, const char *type,
 }
 
 /*
+ * A counter over two labels: {l1="a",l2="b"} for every a of n1 names and
+ * b of n2, from v (n1 rows of n2 values).
+ */
+static void grid(cbb_buf_t *b, const char *name, const char *l1,
+		 const char *const *a, size_t n1, const char *l2,
+		 const char *const *c, size_t n2, const unsigned long long *v)
+{
+	size_t i, k;
+
+	for (i = 0; i < n1; i++)
+		for (k = 0; k < n2; k++)
+			(void)cbb_buf_printf(b, "%s{%s=\"%s\",%s=\"%s\"} %llu\n",
+					     name, l1, a[i], l2, c[k],
+					     v[i * n2 + k]);
+}
+
+/*
  * One series of a histogram labelled label="value": its cumulative
  * buckets, +Inf, sum (to the microsecond when micro, else exactly) and
  * count.
@@ -66,13 +83,9 @@ void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
 		       "Directives whose stage ended, from the AuditLog, by stage "
 		       "and outcome (finished; skipped by --when=; kept from an "
 		       "earlier attempt).");
-		for (s = 0; s < 2; s++)
-			for (k = 0; k < NOUTCOMES; k++)
-				(void)cbb_buf_printf(b, "conduit_bb_directives_total"
-						     "{stage=\"%s\",outcome=\"%s\"} "
-						     "%llu\n", cbb_metrics_stages[s],
-						     cbb_metrics_outcomes[k],
-						     m->directives[s][k]);
+		grid(b, "conduit_bb_directives_total", "stage",
+		     cbb_metrics_stages, 2, "outcome", cbb_metrics_outcomes,
+		     NOUTCOMES, &m->directives[0][0]);
 		per_stage(b, "conduit_bb_transferred_bytes_total", "counter",
 			  "Bytes moved by the finished transfers in the AuditLog.",
 			  m->bytes);
@@ -110,13 +123,9 @@ void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
 		family(b, "conduit_bb_hook_calls_total", "counter",
 		       "Calls of the staging hooks in the AuditLog's hook records, "
 		       "by result (ok; busy: a poll that goes on; error).");
-		for (s = 0; s < NHOOKS; s++)
-			for (k = 0; k < NRESULTS; k++)
-				(void)cbb_buf_printf(b, "conduit_bb_hook_calls_total"
-						     "{hook=\"%s\",result=\"%s\"} "
-						     "%llu\n", cbb_metrics_hooks[s],
-						     cbb_metrics_results[k],
-						     m->hook_calls[s][k]);
+		grid(b, "conduit_bb_hook_calls_total", "hook", cbb_metrics_hooks,
+		     NHOOKS, "result", cbb_metrics_results, NRESULTS,
+		     &m->hook_calls[0][0]);
 		family(b, "conduit_bb_audit_log_bad_lines", "gauge",
 		       "AuditLog lines that are not conduit_bb's JSON.");
 		(void)cbb_buf_printf(b, "conduit_bb_audit_log_bad_lines %llu\n",
