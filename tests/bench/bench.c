@@ -161,19 +161,6 @@ static double cpu_ms(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
-}
-
 int main(int argc, char **argv)
 {
 	static const int sizes[] = { 1, 10, 100, 500 };
@@ -198,18 +185,14 @@ int main(int argc, char **argv)
 		long q0, st0, polls = 0, qpoll, qsum = 0, conns = 0;
 		double dj, din, tdi, gs, tsrv, srv[200], start_srv0, start_srv1;
 		double cpu[200], tcpu;
-		FILE *f;
 
 		job_id++;
 		snprintf(jid, sizeof(jid), "%ld", job_id);
 		snprintf(script, sizeof(script), "%s/bench-%d.sh", work, n);
-		f = fopen(script, "w");
-		fprintf(f, "#!/bin/bash\n#SBATCH -N 1\n");
-		for (i = 0; i < n; i++)
-			fprintf(f, "#CONDUIT_PRE cp -r '%s/src/data set' %s/dst/%d-%%j/\n",
-				work, work, i);
-		fprintf(f, "srun ./app\n");
-		fclose(f);
+		if (hh_write_script(script, work, n) < 0) {
+			perror(script);
+			return 1;
+		}
 
 		/* job_process: local parse, median of many fresh-state calls */
 		reps = n >= 100 ? 50 : 200;
@@ -218,7 +201,7 @@ int main(int argc, char **argv)
 		args[2] = "61001";
 		for (i = 0; i < reps && i < 200; i++)
 			t[i] = call("slurm_bb_job_process", args, 3, job_id, &busy, &rc);
-		dj = median(t, reps < 200 ? reps : 200);
+		dj = hh_median(t, reps < 200 ? reps : 200);
 
 		args[0] = jid;
 		args[1] = script;
@@ -250,9 +233,9 @@ int main(int argc, char **argv)
 				break;
 			usleep(200000);
 		}
-		tdi = median(t, (int)polls);
-		tsrv = median(srv, (int)polls);
-		tcpu = median(cpu, (int)polls);
+		tdi = hh_median(t, (int)polls);
+		tsrv = hh_median(srv, (int)polls);
+		tcpu = hh_median(cpu, (int)polls);
 		if (n == 100)
 			cpu100 = tcpu;
 
@@ -262,7 +245,7 @@ int main(int argc, char **argv)
 		args[3] = jid;
 		for (i = 0; i < 10; i++)
 			t[i] = call("slurm_bb_get_status", args, 4, job_id, &busy, &rc);
-		gs = median(t, 10);
+		gs = hh_median(t, 10);
 		printf("| %d | %.2f ms | %.1f ms | %ld (%.0f ms) | %ld | %.1f ms (%.1f ms) "
 		       "| %.2f | %.2f | %.1f ms | %.1f ms |\n", n, dj, din, st0,
 		       start_srv1 - start_srv0, q0, tdi, tsrv,

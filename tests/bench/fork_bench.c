@@ -211,21 +211,6 @@ static run_t run(const call_t *c)
 	return r;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	if (n <= 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static long lines_of(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -283,10 +268,10 @@ static void measure(const char *label, const char *hook, long job_id[2],
 			rc[i] = c[0][i] / (c[1][i] > 0 ? c[1][i] : 1e-3);
 		}
 	}
-	printf("| %s | %.2f | %.2f |", label, median(w[0], reps), median(c[0], reps));
+	printf("| %s | %.2f | %.2f |", label, hh_median(w[0], reps), hh_median(c[0], reps));
 	if (nmods == 2)
-		printf(" %.2f | %.2f | %.2f | %.2f |", median(w[1], reps),
-		       median(c[1], reps), median(rw, reps), median(rc, reps));
+		printf(" %.2f | %.2f | %.2f | %.2f |", hh_median(w[1], reps),
+		       hh_median(c[1], reps), hh_median(rw, reps), hh_median(rc, reps));
 	printf(" %.2f |", (double)(lines_of(squeue_log) - sq0) / (reps * nmods));
 	if (bad)
 		printf(" (%ld calls ended otherwise than expected)", bad);
@@ -296,19 +281,10 @@ static void measure(const char *label, const char *hook, long job_id[2],
 
 static void write_script(const char *path, int n)
 {
-	FILE *f = fopen(path, "w");
-	int i;
-
-	if (!f) {
+	if (hh_write_script(path, work, n) < 0) {
 		perror(path);
 		exit(1);
 	}
-	fprintf(f, "#!/bin/bash\n#SBATCH -N 1\n");
-	for (i = 0; i < n; i++)
-		fprintf(f, "#CONDUIT_PRE cp -r '%s/src/data set' %s/dst/%d-%%j/\n",
-			work, work, i);
-	fprintf(f, "srun ./app\n");
-	fclose(f);
 }
 
 int main(int argc, char **argv)

@@ -2,13 +2,15 @@
  * hook_host.h - what the measuring and stress programs need to call
  * conduit_bb's hooks the way Slurm does: a fresh Lua state with the
  * standard libraries, package.cpath at the module's directory, and a
- * `slurm` table whose logging goes nowhere.  Header-only (static), for
- * tests/bench/bench.c, tests/bench/vs_reference.c, tests/stress/hook_loop.c.
+ * `slurm` table whose logging goes nowhere; medians and the benches' job
+ * script.  Header-only (static), for tests/bench/bench.c, fork_bench.c,
+ * vs_reference.c and tests/stress/hook_loop.c.
  */
 #ifndef CBB_HOOK_HOST_H
 #define CBB_HOOK_HOST_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include <lauxlib.h>
@@ -21,6 +23,42 @@ static inline double hh_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static inline int hh_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The median of n values (sorts them); 0 for none. */
+static inline double hh_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), hh_cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * The benches' job script: n stage-in directives, each copying
+ * WORK/src/data set to a directory of its own.  -1 when it cannot be
+ * written.
+ */
+static inline int hh_write_script(const char *path, const char *work, int n)
+{
+	FILE *f = fopen(path, "w");
+	int i;
+
+	if (!f)
+		return -1;
+	fprintf(f, "#!/bin/bash\n#SBATCH -N 1\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "#CONDUIT_PRE cp -r '%s/src/data set' %s/dst/%d-%%j/\n",
+			work, work, i);
+	fprintf(f, "srun ./app\n");
+	return fclose(f) == 0 ? 0 : -1;
 }
 
 static inline int hh_nolog(lua_State *L)

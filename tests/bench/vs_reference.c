@@ -75,13 +75,6 @@ static double one_call(const char *mod_dir, const char *load,
 	return t1 - t0;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The median of `reps` calls, in a child process of its own: the malloc
  * heap one side leaves behind (trimmed or not, mmap threshold raised or
@@ -105,7 +98,7 @@ static double median_of(const char *mod_dir, const char *load,
 		(void)one_call(mod_dir, load, script, rc); /* warm up */
 		for (i = 0; i < reps && *rc == 0; i++)
 			t[i] = one_call(mod_dir, load, script, rc);
-		qsort(t, (size_t)i, sizeof(t[0]), cmp);
+		qsort(t, (size_t)i, sizeof(t[0]), hh_cmp);
 		res[0] = i ? t[i / 2] : 0;
 		res[1] = *rc;
 		if (write(fd[1], res, sizeof(res)) != (ssize_t)sizeof(res))
