@@ -229,14 +229,16 @@ static int on_cert(SSL *ssl, void *arg)
 static CURLcode on_ssl_ctx(CURL *curl, void *sslctx, void *ud)
 {
 	SSL_CTX *ctx = sslctx;
+	cbb_tls_resume_t *r = ud;
 
 	(void)curl;
+	/* first: libcurl was given no certificate to load (cbb_tls_setopt) */
+	if (r->cert)
+		cbb_ssl.ctx_set_cert_cb(ctx, on_cert, r);
 	if (ctx_index < 0 || !cbb_ssl.ctx_set_ex_data(ctx, ctx_index, ud))
 		return CURLE_OK; /* no resumption, nothing else changes */
 	chain_new_session(ctx);
 	cbb_ssl.ctx_set_info_callback(ctx, on_info);
-	if (((cbb_tls_resume_t *)ud)->cert)
-		cbb_ssl.ctx_set_cert_cb(ctx, on_cert, ud);
 	return CURLE_OK;
 }
 
