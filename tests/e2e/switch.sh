@@ -114,8 +114,10 @@ expect "... slurmctld comes back and the job completes" wait_for 90 state_is "$J
 expect "... one reservation and one release in the controller's log" wait_for 30 ctl_is "$J5" 1:1:1
 
 # ---- 5. slurmctld restarts while a job's setup runs -------------------------
-# (answers 4 s late: within SwitchTimeout, long enough to restart during)
-ctl_faults '{"delay_ms": 4000}'
+# (reserves at once and answers 4 s late: within SwitchTimeout, long
+# enough to restart during; so the PUT that job_start sends again after
+# the restart always finds the session the first one made)
+ctl_faults '{"answer_delay_ms": 4000}'
 J6=$(submit net.sh -N2 --network=conduit:pool=a100+gpus=1 --output=net-%j.out)
 expect "restart during setup: the job is held CONFIGURING while job_start runs" \
 	wait_for 60 state_is "$J6" CONFIGURING

@@ -6,7 +6,11 @@ capacity pools; state saved to --state on every change, so it survives
 a restart; every request logged to --log as a JSON line (with the token
 never in it).  Fault knobs in --faults (JSON, re-read per request):
   {"fail_next": N, "status": 503}  the next N requests answer `status`
-  {"delay_ms": X}                  answer X ms late
+  {"delay_ms": X}                  take X ms before doing anything (a
+                                   controller that hangs: the request is
+                                   acted on X ms late, if ever)
+  {"answer_delay_ms": X}           do the request at once, answer X ms late
+                                   (the answer is what is slow)
   {"session_extra": {...}}         fields merged into a reserve's answer
                                    (values a controller should not send)
 """
@@ -82,6 +86,14 @@ def make_handler(state, log_path, faults_path):
                 rec["uid"] = body["uid"]
             with open(log_path, "a") as f:
                 f.write(json.dumps(rec) + "\n")
+            self.answer = (code, data)  # sent by handle_any, out of LOCK
+
+        def handle_any(self):
+            self.act()
+            late = self.faults().get("answer_delay_ms")
+            if late:
+                time.sleep(late / 1000.0)
+            code, data = self.answer
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -94,7 +106,7 @@ def make_handler(state, log_path, faults_path):
                 return None
             return parts[3] + "/" + parts[4]
 
-        def handle_any(self):
+        def act(self):
             k = self.key()
             code = self.fault()
             if code:
