@@ -29,10 +29,12 @@ local function spawn(tasks, t, action, delay)
   local out = work .. "/race-" .. t.id .. "-" .. action .. "-" .. #outs .. ".out"
   os.remove(out .. ".rc")
   outs[#outs + 1] = out
+  -- (the status file appears whole, renamed into place: wait_all takes
+  -- its existence for the task's end)
   assert(sh(string.format("(%s tests/lua/array_task.lua %s %s %s %s %s %s %d %d %s >%s 2>&1; " ..
-                          "echo $? >%s.rc) </dev/null >/dev/null 2>&1 &", lua, module_dir,
-                          action, t.id, t.script, work, tasks.id, t.task, t.submit,
-                          delay or "0", out, out)))
+                          "echo $? >%s.rc.new; mv %s.rc.new %s.rc) </dev/null >/dev/null 2>&1 &",
+                          lua, module_dir, action, t.id, t.script, work, tasks.id, t.task,
+                          t.submit, delay or "0", out, out, out, out)))
   return out
 end
 
