@@ -26,6 +26,8 @@ Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
   start_then_stall_ms  StartTransfer stores the transfer, then waits this
                      long before answering (an answer the client may never
                      see: the transfer exists, the client cannot know)
+  start_then_stall_comment  a regex: only starts whose comment matches it
+                     are held so (default: every start)
   huge_reply_bytes   Query answers carry one extra entry this large
   max_source_bytes   default 4000
   id_suffix          appended to every transfer id in replies (a server
@@ -570,7 +572,11 @@ class ServerBase:
                 self.store.save()
             self.log(method, cn, user=request.user, comment=request.comment,
                      id=t["id"], status="OK")
-            stall = self.faults.get().get("start_then_stall_ms", 0)
+            fl = self.faults.get()
+            stall = fl.get("start_then_stall_ms", 0)
+            only = fl.get("start_then_stall_comment")
+            if only and not re.search(only, request.comment or ""):
+                stall = 0
             if stall and not validate_only:
                 time.sleep(stall / 1000.0)
             self.inject(method, context, True, (request.comment,))

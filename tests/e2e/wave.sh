@@ -224,9 +224,14 @@ down_past_grace() { # down_past_grace stage-in|stage-out
 # and log_off to where slurmctld's log stood at the stop.  RequestTimeout
 # is raised above the stall meanwhile, so only the stop ends the call; an
 # answer that got out before the stop is tried again with the next call.
+# Only the directives' own starts are held (a requeued job's move-aside
+# starts come first, one after the other: held too, they used up
+# data_out's time and left its starts to the next poll), and for 12 s:
+# longer than a turn of cut_server's loop on a loaded machine, so the
+# stop lands while the call it saw is still held.
 arm_cut() { # arm_cut "FAULTS": StartTransfer answers held from now on
-	sed -i 's/^RequestTimeout=.*/RequestTimeout=15/' "$R/etc/slurm/conduit_bb.conf"
-	faults "{\"start_then_stall_ms\": 6000, $1}"
+	sed -i 's/^RequestTimeout=.*/RequestTimeout=25/' "$R/etc/slurm/conduit_bb.conf"
+	faults "{\"start_then_stall_ms\": 12000, \"start_then_stall_comment\": \"SLURMTYPE:CONDUIT_(PRE|POST),\", $1}"
 }
 cut_server() {
 	arm_cut "$2"
