@@ -73,6 +73,13 @@ describe("a requeued job's stage-out lands as a job that ran once", function()
     base = work .. "/rq"
     assert(sh("mkdir -p " .. base .. " && chmod 0777 " .. base))
   end)
+  -- A case's source and destination: both gone, then the destination a
+  -- fresh empty directory anyone may write
+  local function dirs(tag)
+    local src, dst = base .. "/src-" .. tag, base .. "/dst-" .. tag
+    assert(sh("rm -rf " .. src .. " " .. dst .. " && mkdir -p " .. dst .. " && chmod 0777 " .. dst))
+    return src, dst
+  end
 
   -- action x kind: the directive, the output at the destination after
   -- the final attempt, and where attempt 0's went aside
@@ -84,8 +91,7 @@ describe("a requeued job's stage-out lands as a job that ran once", function()
   }
   for _, c in ipairs(cases) do
     it(c[1] .. ": after two requeues the final attempt's, earlier ones aside", function()
-      local src, dst = base .. "/src-" .. c[1]:gsub("[^%w]", ""), base .. "/dst-" .. c[1]:gsub("[^%w]", "")
-      assert(sh("rm -rf " .. src .. " " .. dst .. " && mkdir -p " .. dst .. " && chmod 0777 " .. dst))
+      local src, dst = dirs((c[1]:gsub("[^%w]", "")))
       local j = new_job({ "#CONDUIT_POST " .. c[2]:format(src, dst) })
       local top = c[3]:match("^[^/]+") -- the file or tree the directive writes
       local mark = rpc_mark()
@@ -113,8 +119,7 @@ describe("a requeued job's stage-out lands as a job that ran once", function()
   end
 
   it("cp -r into an existing directory: the tree at DST/name, attempt 0's aside it", function()
-    local src, dst = base .. "/src-into", base .. "/dst-into"
-    assert(sh("rm -rf " .. src .. " " .. dst .. " && mkdir -p " .. dst .. " && chmod 0777 " .. dst))
+    local src, dst = dirs("into")
     make_file(dst .. "/mine.txt", "the user's own\n")
     local j = new_job({ "#CONDUIT_POST cp -r " .. src .. "/tree " .. src .. "/res.txt " .. dst .. "/" })
     for k = 0, 1 do
@@ -143,8 +148,7 @@ describe("a requeued job's stage-out lands as a job that ran once", function()
   end)
 
   it("an earlier attempt's stage-out still running is waited for, then moved aside", function()
-    local src, dst = base .. "/src-late", base .. "/dst-late"
-    assert(sh("rm -rf " .. src .. " " .. dst .. " && mkdir -p " .. dst .. " && chmod 0777 " .. dst))
+    local src, dst = dirs("late")
     local j = new_job({ "#CONDUIT_POST cp -r " .. src .. "/tree " .. dst .. "/tree" })
     outputs(src, 0)
     -- attempt 0's stage-out is under way when the job was requeued
@@ -174,8 +178,7 @@ describe("a requeued job's stage-out lands as a job that ran once", function()
   end)
 
   it("a move-aside sent by a hook that was killed is waited for, never sent twice", function()
-    local src, dst = base .. "/src-kill", base .. "/dst-kill"
-    assert(sh("rm -rf " .. src .. " " .. dst .. " && mkdir -p " .. dst .. " && chmod 0777 " .. dst))
+    local src, dst = dirs("kill")
     local j = new_job({ "#CONDUIT_POST cp " .. src .. "/res.txt " .. dst .. "/res.txt" })
     outputs(src, 0)
     stage_out(j, 0)
@@ -197,8 +200,7 @@ describe("a requeued job's stage-out lands as a job that ran once", function()
   end)
 
   it("an interrupted attempt that wrote nothing: the final one moves aside only what is there", function()
-    local src, dst = base .. "/src-none", base .. "/dst-none"
-    assert(sh("rm -rf " .. src .. " " .. dst .. " && mkdir -p " .. dst .. " && chmod 0777 " .. dst))
+    local src, dst = dirs("none")
     local j = new_job({ "#CONDUIT_POST cp -r " .. src .. "/tree " .. dst .. "/tree" })
     -- attempt 0 completed and staged out; attempt 1 was requeued before
     -- it wrote anything (its stage-out fails on the missing source)
