@@ -75,7 +75,6 @@
 	X(ctx_set_cert_cb, SSL_CTX_set_cert_cb) \
 	X(use_chain_file, SSL_use_certificate_chain_file) \
 	X(use_key_file, SSL_use_PrivateKey_file) \
-	X(check_key, SSL_check_private_key) \
 	X(err_get, ERR_get_error) \
 	X(err_string, ERR_error_string_n) \
 	X(err_clear, ERR_clear_error) \

@@ -195,34 +195,37 @@ static void on_info(const SSL *cssl, int where, int ret)
 	}
 }
 
+/* on_cert's failure: why `what` (the file at path) would not load. */
+static int cert_failed(cbb_tls_resume_t *r, const char *what, const char *path)
+{
+	unsigned long e = cbb_ssl.err_get();
+	char why[160] = "";
+
+	if (e)
+		cbb_ssl.err_string(e, why, sizeof(why));
+	snprintf(r->cert_error, sizeof(r->cert_error), "%s %s %s%s%s", what,
+		 path, e && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH ?
+		 "does not match ClientCert" : "will not load",
+		 why[0] ? ": " : "", why);
+	return 0;
+}
+
 /*
  * The server asked for the client certificate (a full handshake): load
- * it and the key onto this connection.  0 aborts the handshake; the
- * reason is kept for the caller's message (cbb_tls_cert_error).
+ * it and the key onto this connection (loading the key also checks it
+ * against the certificate).  0 aborts the handshake; the reason is kept
+ * in r->cert_error for the caller's message (grpc_status.c).
  */
 static int on_cert(SSL *ssl, void *arg)
 {
 	cbb_tls_resume_t *r = arg;
-	const char *what = "ClientCert", *path = r->cert, *how = "will not load";
-	char why[160] = "";
-	unsigned long e;
 
 	cbb_ssl.err_clear();
-	if (cbb_ssl.use_chain_file(ssl, r->cert) == 1 &&
-	    (what = "ClientKey", path = r->key,
-	     cbb_ssl.use_key_file(ssl, r->key, SSL_FILETYPE_PEM) == 1) &&
-	    cbb_ssl.check_key(ssl) == 1) {
-		r->cert_loads++;
-		return 1;
-	}
-	e = cbb_ssl.err_get();
-	if (e && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
-		how = "does not match ClientCert";
-	if (e)
-		cbb_ssl.err_string(e, why, sizeof(why));
-	snprintf(r->cert_error, sizeof(r->cert_error), "%s %s %s%s%s", what,
-		 path, how, why[0] ? ": " : "", why);
-	return 0;
+	if (cbb_ssl.use_chain_file(ssl, r->cert) != 1)
+		return cert_failed(r, "ClientCert", r->cert);
+	if (cbb_ssl.use_key_file(ssl, r->key, SSL_FILETYPE_PEM) != 1)
+		return cert_failed(r, "ClientKey", r->key);
+	return 1;
 }
 
 /* CURLOPT_SSL_CTX_FUNCTION: libcurl's context for one connection. */

@@ -52,7 +52,6 @@ typedef struct {
 	const void *saved_for;    /* the SSL the last save came from */
 	/* the client certificate and key, loaded when the server asks */
 	const char *cert, *key;
-	unsigned cert_loads;      /* times the server asked */
 	char cert_error[200];     /* why loading them failed, or "" */
 } cbb_tls_resume_t;
 
