@@ -107,6 +107,19 @@ void cbb_sf_name(char *buf, size_t size, const char *cluster, uint32_t job_id,
 	snprintf(buf, size, "%s.%u.%s", safe, job_id, what);
 }
 
+int cbb_sf_at(cbb_statedir_t *sd, bool create, uint32_t job_id,
+	      const char *what, char *name, size_t size, cbb_err_t *err)
+{
+	cbb_err_t ignored;
+	int dfd;
+
+	cbb_err_clear(&ignored);
+	dfd = cbb_sf_dir(sd, create, err ? err : &ignored);
+	if (dfd >= 0)
+		cbb_sf_name(name, size, sd->cluster, job_id, what);
+	return dfd;
+}
+
 /*
  * Open a state file of a job relative to StateDir, never through a
  * symbolic link.  `flags` as for open(2); O_CREAT files get mode 0600.
@@ -115,14 +128,11 @@ int cbb_sf_open(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 		int flags, cbb_err_t *err)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	cbb_err_t ignored;
-	int dfd, fd;
+	int dfd = cbb_sf_at(sd, (flags & O_CREAT) != 0, job_id, what, name,
+			    sizeof(name), err), fd;
 
-	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir(sd, (flags & O_CREAT) != 0, err ? err : &ignored);
 	if (dfd < 0)
 		return -1;
-	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
 	fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 && err && errno != ENOENT)
 		cbb_err(err, "conduit_bb: cannot open %s/%s: %s",
@@ -133,15 +143,10 @@ int cbb_sf_open(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 void cbb_sf_unlink(cbb_statedir_t *sd, uint32_t job_id, const char *what)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	cbb_err_t ignored;
-	int dfd;
+	int dfd = cbb_sf_at(sd, false, job_id, what, name, sizeof(name), NULL);
 
-	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir(sd, false, &ignored);
-	if (dfd < 0)
-		return;
-	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
-	(void)unlinkat(dfd, name, 0);
+	if (dfd >= 0)
+		(void)unlinkat(dfd, name, 0);
 }
 
 /* After a failed write: leave the file empty rather than half-written (a

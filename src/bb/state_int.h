@@ -30,6 +30,13 @@ int cbb_sf_dir_open(const cbb_config_t *cfg, bool create, cbb_err_t *err);
 /* "<cluster>.<job>.<what>" */
 void cbb_sf_name(char *buf, size_t size, const char *cluster, uint32_t job_id,
 		 const char *what);
+/*
+ * The handle's StateDir fd (cbb_sf_dir; err may be NULL) and, in name,
+ * the name there of the job's file `what`; -1 when StateDir cannot be
+ * had (name is then not set).
+ */
+int cbb_sf_at(cbb_statedir_t *sd, bool create, uint32_t job_id,
+	      const char *what, char *name, size_t size, cbb_err_t *err);
 /* Open a job's state file; flags as for open(2), created with 0600. */
 int cbb_sf_open(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 		int flags, cbb_err_t *err);

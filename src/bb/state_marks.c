@@ -116,13 +116,7 @@ bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s)
 int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	cbb_err_t ignored;
-	int dfd;
+	int dfd = cbb_sf_at(sd, true, job_id, "lock", name, sizeof(name), NULL);
 
-	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir(sd, true, &ignored);
-	if (dfd < 0)
-		return -1;
-	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, "lock");
-	return cbb_sf_lock_at(dfd, name, wait_ms);
+	return dfd < 0 ? -1 : cbb_sf_lock_at(dfd, name, wait_ms);
 }

@@ -261,14 +261,11 @@ int cbb_shared_lock(cbb_statedir_t *sd, uint32_t array_job_id,
 		    const cbb_array_ident_t *claim, unsigned wait_ms)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	cbb_err_t ignored;
-	int dfd, fd;
+	int dfd = cbb_sf_at(sd, true, array_job_id, "shared-lock", name,
+			    sizeof(name), NULL), fd;
 
-	cbb_err_clear(&ignored);
-	dfd = cbb_sf_dir(sd, true, &ignored);
 	if (dfd < 0)
 		return -1;
-	cbb_sf_name(name, sizeof(name), sd->cluster, array_job_id, "shared-lock");
 	fd = cbb_sf_lock_at(dfd, name, wait_ms);
 	if (fd >= 0) {
 		(void)futimens(fd, NULL); /* last used: what the sweep goes by */

@@ -241,10 +241,9 @@ int cbb_sf_recs_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 	if (!sd->open && lstat(cbb_conf_state_dir(sd->cfg), &st) < 0 &&
 	    errno == ENOENT)
 		return 0;
-	dfd = cbb_sf_dir(sd, false, err);
+	dfd = cbb_sf_at(sd, false, job_id, what, name, sizeof(name), err);
 	if (dfd < 0)
 		return -1;
-	cbb_sf_name(name, sizeof(name), sd->cluster, job_id, what);
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
