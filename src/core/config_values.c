@@ -263,44 +263,72 @@ int cbb_set_uint(const char *val, unsigned *dst, unsigned long lo,
 }
 
 /*
- * SwitchEnvNames: comma-separated NAME or PREFIX* (letters, digits, '_';
- * not starting with a digit).  SLURM_* is never allowed: Slurm owns it.
+ * One comma-separated list into p, each item with its blanks trimmed and
+ * handed to take, which checks it and returns the string to keep (NULL,
+ * with err set, refuses it).  What the list holds names the limit's error.
  */
-int cbb_set_env_names(cbb_config_t *c, const char *val, void *field,
-		      cbb_err_t *err)
+typedef char *(*list_item_fn)(const char *s, size_t n, cbb_err_t *err);
+
+static int set_list(cbb_prefixes_t *p, const char *val, const char *what,
+		    list_item_fn take, cbb_err_t *err)
 {
-	cbb_prefixes_t *p = field;
 	const char *s = val;
-	(void)c;
 
 	cbb_prefixes_clear(p);
 	while (*s) {
-		size_t n = strcspn(s, ","), i, len = n;
+		size_t len = strcspn(s, ","), n = len;
+		const char *t = s;
 		char *item;
 
-		if (len && s[len - 1] == '*')
-			len--;
-		if (len == 0 || len > 64 || isdigit((unsigned char)s[0]))
-			return cbb_err(err, "'%.*s' is not a variable name or "
-				       "NAME_PREFIX*", (int)n, s);
-		for (i = 0; i < len; i++)
-			if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-				return cbb_err(err, "'%.*s' is not a variable "
-					       "name or NAME_PREFIX*", (int)n, s);
-		if (!strncmp(s, "SLURM_", len < 6 ? len : 6))
-			return cbb_err(err, "'%.*s' would let a controller set "
-				       "Slurm's own variables", (int)n, s);
+		while (n && isspace((unsigned char)*t))
+			t++, n--;
+		while (n && isspace((unsigned char)t[n - 1]))
+			n--;
 		if (p->n >= CBB_PREFIX_MAX)
-			return cbb_err(err, "more than %d names", CBB_PREFIX_MAX);
-		item = strndup(s, n);
-		if (!item)
-			return cbb_err(err, "out of memory");
+			return cbb_err(err, "more than %d %s", CBB_PREFIX_MAX,
+				       what);
+		if (!(item = take(t, n, err)))
+			return -1;
 		p->v[p->n++] = item;
-		s += n;
+		s += len;
 		if (*s == ',' && !*++s)
 			return cbb_err(err, "trailing ','");
 	}
 	return 0;
+}
+
+/* NAME or PREFIX*: letters, digits, '_', not starting with a digit. */
+static char *env_name(const char *s, size_t n, cbb_err_t *err)
+{
+	size_t i, len = n && s[n - 1] == '*' ? n - 1 : n;
+	char *item;
+
+	if (len == 0 || len > 64 || isdigit((unsigned char)s[0]))
+		goto bad;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			goto bad;
+	/* Slurm's: a name in SLURM_*, or a prefix that SLURM_ names match */
+	if (!strncmp(s, "SLURM_", len < n && len < 6 ? len : 6)) {
+		cbb_err(err, "'%.*s' would let a controller set Slurm's own "
+			"variables", (int)n, s);
+		return NULL;
+	}
+	if (!(item = strndup(s, n)))
+		cbb_err(err, "out of memory");
+	return item;
+bad:
+	cbb_err(err, "'%.*s' is not a variable name or NAME_PREFIX*", (int)n,
+		s);
+	return NULL;
+}
+
+/* SwitchEnvNames.  SLURM_* is never allowed: Slurm owns it. */
+int cbb_set_env_names(cbb_config_t *c, const char *val, void *field,
+		      cbb_err_t *err)
+{
+	(void)c;
+	return set_list(field, val, "names", env_name, err);
 }
 
 int cbb_set_validation(cbb_config_t *c, const char *val, void *field,
@@ -327,44 +355,29 @@ void cbb_prefixes_clear(cbb_prefixes_t *p)
 	p->n = 0;
 }
 
+/* An absolute directory, kept cleaned. */
+static char *directory(const char *s, size_t n, cbb_err_t *err)
+{
+	char *item, *clean;
+
+	if (n == 0 || n >= CBB_PATH_MAX || s[0] != '/') {
+		cbb_err(err, "'%.*s' is not an absolute directory", (int)n, s);
+		return NULL;
+	}
+	if (!(item = strndup(s, n))) {
+		cbb_err(err, "out of memory");
+		return NULL;
+	}
+	clean = cbb_path_resolve(NULL, item, false, err);
+	free(item);
+	return clean;
+}
+
 /* Comma-separated absolute directories, stored cleaned. */
 int cbb_set_prefixes(cbb_config_t *c, const char *val, void *field,
 		     cbb_err_t *err)
 {
-	cbb_prefixes_t *p = field;
-	const char *s = val;
 	(void)c;
-
-	cbb_prefixes_clear(p);
-	while (*s) {
-		const char *e = strchr(s, ',');
-		size_t n = e ? (size_t)(e - s) : strlen(s);
-		char *item, *clean;
-
-		while (n && isspace((unsigned char)*s)) {
-			s++;
-			n--;
-		}
-		while (n && isspace((unsigned char)s[n - 1]))
-			n--;
-		if (n == 0 || n >= CBB_PATH_MAX || s[0] != '/')
-			return cbb_err(err, "'%.*s' is not an absolute "
-				       "directory", (int)(n ? n : 0), s);
-		if (p->n >= CBB_PREFIX_MAX)
-			return cbb_err(err, "more than %d prefixes",
-				       CBB_PREFIX_MAX);
-		item = strndup(s, n);
-		if (!item)
-			return cbb_err(err, "out of memory");
-		clean = cbb_path_resolve(NULL, item, false, err);
-		free(item);
-		if (!clean)
-			return -1;
-		p->v[p->n++] = clean;
-		s += (e ? (size_t)(e - s) + 1 : strlen(s));
-		if (e && !*s)
-			return cbb_err(err, "trailing ','");
-	}
-	return 0;
+	return set_list(field, val, "prefixes", directory, err);
 }
 

@@ -51,7 +51,7 @@ static void test_new_keys(void **state)
 
 	(void)state;
 	parse_ok("StartVisibleGrace=5\nStageOutDownGrace=7200\n"
-		 "MaxReplyBytes=65536\nSwitchEnvNames=NCCL_*,MY_VAR\n"
+		 "MaxReplyBytes=65536\nSwitchEnvNames=NCCL_*, MY_VAR\n"
 		 "Squeue=/opt/slurm/bin/squeue\n", &c);
 	assert_int_equal(c.start_visible_grace_s, 5);
 	assert_int_equal(c.out_down_grace_s, 7200);
@@ -60,6 +60,15 @@ static void test_new_keys(void **state)
 	assert_true(cbb_conf_env_name_allowed(&c, "MY_VAR"));
 	assert_false(cbb_conf_env_name_allowed(&c, "MY_VAR2"));
 	assert_false(cbb_conf_env_name_allowed(&c, "CONDUIT_X"));
+	cbb_config_free(&c);
+	/* exact names that only begin like SLURM_ are not Slurm's */
+	parse_ok("SwitchEnvNames=S,SLURM,SLURMX_*\n", &c);
+	assert_true(cbb_conf_env_name_allowed(&c, "S"));
+	assert_true(cbb_conf_env_name_allowed(&c, "SLURM"));
+	assert_true(cbb_conf_env_name_allowed(&c, "SLURMX_A"));
+	assert_false(cbb_conf_env_name_allowed(&c, "SLURM_A"));
+	cbb_config_free(&c);
+	parse_ok("Squeue=/opt/slurm/bin/squeue\n", &c);
 	assert_string_equal(cbb_conf_squeue(&c, buf, sizeof(buf)),
 			    "/opt/slurm/bin/squeue");
 	cbb_config_free(&c);
@@ -193,6 +202,11 @@ static const struct {
 	{ "MaxReplyBytes=1000", "t.conf line 1: MaxReplyBytes: '1000' is not a whole number from 65536 to 1073741824; e.g. MaxReplyBytes=16777216" },
 	{ "SwitchEnvNames=SLURM_*", "t.conf line 1: SwitchEnvNames: 'SLURM_*' would let a controller set Slurm's own variables; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
 	{ "SwitchEnvNames=LD PRELOAD", "t.conf line 1: SwitchEnvNames: 'LD PRELOAD' is not a variable name or NAME_PREFIX*; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "SwitchEnvNames=SL*", "t.conf line 1: SwitchEnvNames: 'SL*' would let a controller set Slurm's own variables; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "SwitchEnvNames=SLURM_JOB_ID", "t.conf line 1: SwitchEnvNames: 'SLURM_JOB_ID' would let a controller set Slurm's own variables; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "SwitchEnvNames=A,,B", "t.conf line 1: SwitchEnvNames: '' is not a variable name or NAME_PREFIX*; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "SwitchEnvNames=A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P,Q,R,S,T,U,V,W,X,Y,Z,A1,B1,C1,D1,E1,F1,G1", "t.conf line 1: SwitchEnvNames: more than 32 names; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
+	{ "StageInSources=/a,/b,/c,/d,/e,/f,/g,/h,/i,/j,/k,/l,/m,/n,/o,/p,/q,/r,/s,/t,/u,/v,/w,/x,/y,/z,/a1,/b1,/c1,/d1,/e1,/f1,/g1", "t.conf line 1: StageInSources: more than 32 prefixes; e.g. StageInSources=/archive,/project" },
 	{ "SwitchEnvNames=A,", "t.conf line 1: SwitchEnvNames: trailing ','; e.g. SwitchEnvNames=CONDUIT_*,NCCL_SOCKET_IFNAME" },
 	{ "Squeue=bin/squeue", "t.conf line 1: Squeue: 'bin/squeue' must be an absolute path or a bare command name; e.g. Squeue=/usr/bin/squeue" },
 	{ "TLSGroups=P-256::X25519", "t.conf line 1: TLSGroups: 'P-256::X25519' is not a list of TLS groups such as P-256:X25519; e.g. TLSGroups=P-256:X25519:P-384" },
