@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "readfile.h"
 #include "state_int.h"
 
 /* Open StateDir as a directory fd after checking it is safe. */
@@ -23,33 +24,25 @@ int cbb_sf_dir_open(const cbb_config_t *cfg, bool create, cbb_err_t *err)
 	struct stat st;
 	int fd;
 
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && create) {
+	fd = cbb_open_private_dir(dir, &st);
+	if (fd == CBB_DIR_UNOPENED && errno == ENOENT && create) {
 		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 			return cbb_err(err, "conduit_bb: cannot create StateDir "
 				       "%s: %s", dir, strerror(errno));
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = cbb_open_private_dir(dir, &st);
 	}
-	if (fd < 0)
+	if (fd == CBB_DIR_UNOPENED)
 		return cbb_err(err, "conduit_bb: cannot open StateDir %s: %s%s",
 			       dir, strerror(errno), errno == ENOTDIR ||
 			       errno == ELOOP ? " (it must be a directory, not "
 			       "a symbolic link)" : "");
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return cbb_err(err, "conduit_bb: cannot stat StateDir %s", dir);
-	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		close(fd);
+	if (fd == CBB_DIR_NOT_OURS)
 		return cbb_err(err, "conduit_bb: StateDir %s belongs to uid %u, "
 			       "not root or the SlurmUser (uid %u)", dir,
 			       (unsigned)st.st_uid, (unsigned)geteuid());
-	}
-	if (st.st_mode & 022) {
-		close(fd);
+	if (fd == CBB_DIR_SHARED)
 		return cbb_err(err, "conduit_bb: StateDir %s is writable by "
 			       "group or others (chmod 0700 %s)", dir, dir);
-	}
 	return fd;
 }
 

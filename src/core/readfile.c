@@ -65,3 +65,29 @@ int cbb_read_file(const char *path, size_t max, char **data, size_t *len,
 	*len = have;
 	return 0;
 }
+
+int cbb_open_private_dir(const char *dir, struct stat *st)
+{
+	struct stat mine;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int why = 0;
+
+	if (!st)
+		st = &mine;
+	if (fd < 0)
+		return CBB_DIR_UNOPENED;
+	if (fstat(fd, st) < 0)
+		why = CBB_DIR_UNOPENED;
+	else if (st->st_uid != 0 && st->st_uid != geteuid())
+		why = CBB_DIR_NOT_OURS;
+	else if (st->st_mode & 022)
+		why = CBB_DIR_SHARED;
+	if (why) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return why;
+	}
+	return fd;
+}

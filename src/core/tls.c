@@ -22,22 +22,6 @@
 
 /* ---- the session file ------------------------------------------------ */
 
-/* StateDir, when it is safe to keep a secret in: ours, and no one else's. */
-static int open_dir(const cbb_tls_resume_t *r)
-{
-	struct stat st;
-	int fd = open(r->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
-	    (st.st_mode & 022)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* The saved session, when it was saved under this very binding. */
 static SSL_SESSION *load_session(const cbb_tls_resume_t *r)
 {
@@ -47,7 +31,7 @@ static SSL_SESSION *load_session(const cbb_tls_resume_t *r)
 	struct stat st;
 	size_t hdr = sizeof(SESSION_MAGIC) - 1 + sizeof(r->bind);
 	ssize_t n;
-	int dfd = open_dir(r), fd;
+	int dfd = cbb_open_private_dir(r->dir, NULL), fd;
 
 	if (dfd < 0)
 		return NULL;
@@ -95,7 +79,7 @@ static void save_session(cbb_tls_resume_t *r, SSL_SESSION *s)
 	if (cbb_ssl.i2d_session(s, &p) != der)
 		goto out;
 	len = hdr + (size_t)der;
-	dfd = open_dir(r);
+	dfd = cbb_open_private_dir(r->dir, NULL);
 	if (dfd < 0)
 		goto out;
 	snprintf(tmp, sizeof(tmp), SESSION_FILE ".%ld.%u", (long)getpid(),
