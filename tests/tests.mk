@@ -22,19 +22,38 @@ $(T) $(ASAN) $(B)/fuzz:
 # test_grpc.c makes the module's own calloc fail on request (out of memory)
 $(T)/unit_grpc $(ASAN)/unit_grpc: TEST_LIBS += -Wl,--wrap=calloc
 
-$(T)/unit_%: tests/unit/test_%.c $(CORE_SRC) $(HDRS) tests/unit/cmocka_all.h | $(T)
+# The code under test, compiled once per flavour (plain, ASan+UBSan) into
+# an archive every unit test links: each takes only what it calls.
+CORE_OBJ := $(patsubst src/%.c,%.o,$(filter src/%,$(CORE_SRC))) conduit.pb-c.o
+$(T)/obj/%.o: src/%.c $(HDRS) $(GEN)/conduit.pb-c.h
+	@mkdir -p $(@D)
 	@echo "  TEST-CC $@"
-	@$(CC) $(TEST_CFLAGS) $< $(CORE_SRC) $(TEST_LIBS) -o $@
-
-$(ASAN)/unit_%: tests/unit/test_%.c $(CORE_SRC) $(HDRS) tests/unit/cmocka_all.h | $(ASAN)
+	@$(CC) $(TEST_CFLAGS) -c $< -o $@
+$(ASAN)/obj/%.o: src/%.c $(HDRS) $(GEN)/conduit.pb-c.h
+	@mkdir -p $(@D)
 	@echo "  ASAN-CC $@"
-	@$(CC) $(TEST_CFLAGS) $(SAN) $< $(CORE_SRC) $(TEST_LIBS) -o $@
+	@$(CC) $(TEST_CFLAGS) $(SAN) -c $< -o $@
+$(T)/obj/conduit.pb-c.o $(ASAN)/obj/conduit.pb-c.o: $(GEN)/conduit.pb-c.c
+	@mkdir -p $(@D)
+	@$(CC) $(TEST_CFLAGS) $(if $(findstring $(ASAN),$@),$(SAN)) -w -c $< -o $@
+$(T)/libcore.a: $(addprefix $(T)/obj/,$(CORE_OBJ))
+	@rm -f $@ && ar rcs $@ $^
+$(ASAN)/libcore.a: $(addprefix $(ASAN)/obj/,$(CORE_OBJ))
+	@rm -f $@ && ar rcs $@ $^
+
+$(T)/unit_%: tests/unit/test_%.c $(T)/libcore.a $(HDRS) tests/unit/cmocka_all.h | $(T)
+	@echo "  TEST-CC $@"
+	@$(CC) $(TEST_CFLAGS) $< $(T)/libcore.a $(TEST_LIBS) -o $@
+
+$(ASAN)/unit_%: tests/unit/test_%.c $(ASAN)/libcore.a $(HDRS) tests/unit/cmocka_all.h | $(ASAN)
+	@echo "  ASAN-CC $@"
+	@$(CC) $(TEST_CFLAGS) $(SAN) $< $(ASAN)/libcore.a $(TEST_LIBS) -o $@
 
 # (defined before the first rule that lists it: prerequisites expand at once)
 FUZZ_SRC := $(addprefix src/,$(addsuffix .c,$(filter-out cli/check,$(CLI_SRC))))
-$(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) $(HDRS) | $(ASAN)
+$(ASAN)/fuzz_replay: tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(ASAN)/libcore.a $(HDRS) | $(ASAN)
 	@echo "  ASAN-CC $@"
-	@$(CC) $(TEST_CFLAGS) $(SAN) tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(FUZZ_SRC) -o $@
+	@$(CC) $(TEST_CFLAGS) $(SAN) tests/fuzz/fuzz_parse.c tests/fuzz/replay.c $(ASAN)/libcore.a -o $@
 
 $(T)/hook_loop-%: tests/stress/hook_loop.c tests/bench/hook_host.h | $(T)
 	@echo "  TEST-CC $@"
