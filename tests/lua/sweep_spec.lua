@@ -37,14 +37,33 @@ local function hold()
   spit(statedir .. "/sweep", "1\n")
 end
 
+-- No sweep at all until the function returned is called: another
+-- process holds the sweep marker's lock (which no hook waits for).  Not
+-- `hold()`, which lasts a second only: under load a hook can come later.
+local function lock_sweeps()
+  sh("mkdir -p " .. statedir .. " && chmod 0700 " .. statedir)
+  local held = statedir .. "/../sweep-held"
+  sh("touch " .. held .. " && flock -x " .. statedir .. "/sweep sh -c 'touch " .. held ..
+     ".on; n=0; while [ -e " .. held .. " ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done; rm -f " ..
+     held .. ".on' >/dev/null 2>&1 &")
+  assert.is_true(wait(function() return exists(held .. ".on") end, 30))
+  return function()
+    sh("rm -f " .. held)
+    assert.is_true(wait(function() return not exists(held .. ".on") end, 30))
+  end
+end
+
 -- A job whose stage-in runs (held in DATA_TRANSFERRING), then is
 -- cancelled with every hook of its own killed: nothing of it runs again.
 local function orphan(n, no_hold, alive)
   local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/sw-" .. n .. "-1.txt",
                       "#CONDUIT_PRE cp in/a.txt out/sw-" .. n .. "-2.txt" })
-  if not no_hold then hold() end -- (its own data_in sweeps nothing)
+  -- (its own data_in sweeps nothing: other orphans stay for the test)
+  local unlock = not no_hold and lock_sweeps()
   fresh()
-  assert.are.equal(0, (slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)))
+  local rc = slurm_bb_data_in(j.id, j.script, j.uid, j.uid, j.info)
+  if unlock then unlock() end
+  assert.are.equal(0, rc)
   assert.is_true(wait(function() return states(j.id) == "DATA_TRANSFERRING DATA_TRANSFERRING" ~= nil end, 10))
   if not alive then spit(jobstates .. "/" .. j.id, "CANCELLED") end
   return j
