@@ -219,14 +219,14 @@ RPM_SLURM = $(if $(SLURM_SRC),--define "slurm_src $(abspath $(SLURM_SRC))" \
   --define "slurm_version $(SLURM_VERSION)")
 rpm: dist $(if $(SLURM_SRC),switch-plugin-tree)
 	rm -rf $(B)/rpm
-	rpmbuild -ta --nodeps --define "_topdir $(CURDIR)/$(B)/rpm" \
+	rpmbuild -ta --nodeps --define "_topdir $(abspath $(B))/rpm" \
 	  --define "lua_version $(RPM_LUA_VERSION)" $(RPM_SLURM) $(B)/conduit-bb-$(VERSION).tar.gz
 	@ls $(B)/rpm/RPMS/*/conduit-bb-*.rpm
 
 # The Debian package (dpkg-deb): for Lua 5.1, where Debian's Slurm looks
 # (deb/build.sh); build/deb/conduit-bb_*.deb.
 deb:
-	sh deb/build.sh $(CURDIR)/$(B)/deb
+	sh deb/build.sh $(abspath $(B))/deb
 
 clean:
 	rm -rf $(B)

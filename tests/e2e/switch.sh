@@ -218,9 +218,13 @@ expect "... and they can be cancelled" wait_for 60 all_cancelled
 
 # ---- 11. the RPM for this Slurm ---------------------------------------------
 rpm_switch() {
-	(cd "$HERE" && make --no-print-directory -s rpm SLURM_SRC="$R/usr/src/slurm-$SLURM_SOURCE" \
+	# in a build directory of its own: the host's install part makes its
+	# RPM in build/ of the same tree, maybe at this very moment
+	rb=$R/tmp/rpm-build
+	rm -rf "$rb"
+	(cd "$HERE" && make --no-print-directory -s rpm B="$rb" SLURM_SRC="$R/usr/src/slurm-$SLURM_SOURCE" \
 		RPM_LUA_VERSION=$LUA >"$R/tmp/rpm.log" 2>&1) || { tail -20 "$R/tmp/rpm.log"; return 1; }
-	p=$(ls "$HERE"/build/rpm/RPMS/*/conduit-bb-switch-lua-*.rpm) || return 1
+	p=$(ls "$rb"/rpm/RPMS/*/conduit-bb-switch-lua-*.rpm) || return 1
 	files=$(rpm -qpl "$p")
 	printf '%s\n' "$files" | grep -qx /usr/lib64/slurm/switch_lua.so &&
 		printf '%s\n' "$files" | grep -qx /usr/libexec/slurm/switch-lua-run &&
