@@ -106,14 +106,17 @@ part_units() {
 # --- the module inside real Lua interpreters (busted), against a real ----
 # --- gRPC Conduit test server on 127.0.0.1, one server per run -----------
 # (the specs set the server's fault knobs and count its RPCs)
-busted_for() { # lua-version module-dir job-id-base
+busted_for() { # lua-version module-dir job-id-base [spec files: all]
 	tap=$P/busted-$1.tap
+	v=$1 mod=$2 base=$3
+	shift 3
+	[ $# -gt 0 ] || set -- tests/lua
 	# the whole gRPC status table (status_spec.lua) under plain Lua 5.4
-	case $2 in */lua5.4) table=all ;; *) table=some ;; esac
+	case $mod in */lua5.4) table=all ;; *) table=some ;; esac
 	CBB_STATUS_TABLE=$table \
-	FAKE_SQUEUE_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$3 \
-		CONDUIT_BB_CONF=$P/busted.conf CBB_MODULE_DIR=$2 \
-		lua$1 /usr/bin/busted -o TAP tests/lua >"$tap" 2>&1
+	FAKE_SQUEUE_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$base \
+		CONDUIT_BB_CONF=$P/busted.conf CBB_MODULE_DIR=$mod \
+		lua$v /usr/bin/busted -o TAP "$@" >"$tap" 2>&1
 	rc=$?
 	# what failed first (the tail of a long TAP run may be all "ok")
 	[ $rc -eq 0 ] || grep -v '^ok ' "$tap" | head -60
@@ -161,10 +164,26 @@ hooks_are_silent() {
 	grep -q '^ok 192$' "$q/verdict" && [ ! -s "$q/stdout" ] && [ ! -s "$q/stderr" ] ||
 		{ head -c 2000 "$q/stdout" "$q/stderr"; return 1; }
 }
-part_busted_asan() {
-	server_up " for the sanitizer run"
-	check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer" \
-		under_asan busted 1 busted_for 5.4 $B/asan/mod/lua5.4 500000
+# The sanitizer run is the longest part: two parts side by side, the
+# specs named here in the second, every other one in the first (so a new
+# spec is never left out).
+ASAN_SECOND="bb faults requeue status sweep tls_resume when"
+asan_specs() { # asan_specs 1|2: that half's spec files
+	for f in tests/lua/*_spec.lua; do
+		n=${f#tests/lua/}
+		case " $ASAN_SECOND " in
+		*" ${n%_spec.lua} "*) [ "$1" = 2 ] && echo "$f" ;;
+		*) [ "$1" = 1 ] && echo "$f" ;;
+		esac
+	done
+}
+part_busted_asan() { # part_busted_asan 1|2
+	server_up " for the sanitizer run ($1 of 2)"
+	specs=$(asan_specs "$1")
+	# shellcheck disable=SC2086
+	check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer, $1 of 2 ($(echo $specs | sed 's,tests/lua/,,g; s,_spec.lua,,g; s, ,\, ,g'))" \
+		under_asan busted 1 busted_for 5.4 $B/asan/mod/lua5.4 $((400000 + 100000 * $1)) $specs
+	[ "$1" = 2 ] || return 0
 	check "192 hook calls on every path (bad config, refused, TLS failure, bad args) print nothing" \
 		hooks_are_silent
 }
@@ -323,7 +342,8 @@ if [ "${1:-}" = --part ]; then
 		sh tests/switch/controller-ctl.sh stop "$P/controller-asan" 2>/dev/null' EXIT
 	trap 'exit 130' INT TERM
 	case $name in
-	busted-asan) part_busted_asan ;;
+	busted-asan) part_busted_asan 1 ;;
+	busted-asan2) part_busted_asan 2 ;;
 	busted-*) part_busted "${name#busted-}" ;;
 	e2e-*) part_e2e "${name#e2e-}" "$4" ;;
 	*) "part_$name" ;;
@@ -364,14 +384,14 @@ fi
 # (26.05-switch last: its second slurmd takes slurmd's port + 10, which
 # would be the next suite's)
 matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4$vendored$switch_src}
-HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan
+HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan busted-asan2
 switch cli admin hookloop valgrind install"
 # the order they start in: the longest first
-HOST_START="busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin
+HOST_START="busted-asan busted-asan2 busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin
 valgrind hookloop install cli static"
 # the parts whose checks measure time (deadlines, budgets): the e2e waves,
 # which keep both cores busy, wait until these are done
-TIMING_PARTS="build busted-asan busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin"
+TIMING_PARTS="build busted-asan busted-asan2 busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin"
 HOST_PARTS=$(echo $HOST_PARTS)  # one line
 HOST_START=$(echo $HOST_START)
 E2E_PARTS=""
@@ -391,7 +411,8 @@ if [ "$checks" != fast ]; then
 fi
 [ "$checks" = e2e ] && HOST_PARTS="" && HOST_START=""
 ORDER="$HOST_PARTS $E2E_PARTS"
-jobs=${CBB_CHECK_JOBS:-4}
+# host parts at once (without the e2e suites beside them, one more)
+jobs=${CBB_CHECK_JOBS:-$([ "$checks" = fast ] && echo 5 || echo 4)}
 t_all=$(date +%s)
 
 running="" # the parts started and not yet seen done
