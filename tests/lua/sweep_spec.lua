@@ -49,7 +49,9 @@ local function lock_sweeps()
   assert.is_true(wait(function() return exists(held .. ".on") end, 30))
   return function()
     sh("rm -f " .. held)
-    assert.is_true(wait(function() return not exists(held .. ".on") end, 30))
+    -- until the lock is free, not just until the holder says it is done:
+    -- flock lets go only once it has exited, a while later under load
+    assert.is_true(wait(function() return sh("flock -n " .. statedir .. "/sweep true") end, 30))
   end
 end
 
