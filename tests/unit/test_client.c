@@ -207,9 +207,19 @@ static void test_jobstate(void **state)
 	assert_int_equal(cbb_job_state("tests/unit/killed-squeue", 9, 2000, &f),
 			 CBB_JOB_UNKNOWN);
 	assert_string_equal(f.state, "");
-	setenv("FAKE_SQUEUE_DIR", "tests/unit", 1);
-	assert_int_equal(cbb_job_state("tests/conduit/fake-squeue", 424242,
-				       2000, &f), CBB_JOB_GONE);
+	/* an empty job-state directory of its own: fake-squeue logs each
+	 * call in it (.calls), which must not land in the source tree */
+	{
+		char dir[] = "/tmp/cbb-gone-XXXXXX", calls[64];
+
+		assert_non_null(mkdtemp(dir));
+		setenv("FAKE_SQUEUE_DIR", dir, 1);
+		assert_int_equal(cbb_job_state("tests/conduit/fake-squeue",
+					       424242, 2000, &f), CBB_JOB_GONE);
+		snprintf(calls, sizeof(calls), "%s/.calls", dir);
+		unlink(calls);
+		assert_int_equal(rmdir(dir), 0);
+	}
 }
 
 /* One squeue for an array: does any of the given tasks still wait? */
