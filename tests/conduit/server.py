@@ -20,7 +20,9 @@ Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
                      transfers only (the longest delay that matches wins)
   fail_at            [{"state": "VALIDATING", "error": "ERROR_VALIDATION",
                        "message": "...", "comment": "<regex>"}]
-  stall_ms           {"Query": 5000, ...} sleep before answering
+  stall_ms           {"Query": 5000, ...} sleep before answering (a caller
+                     that gave up meanwhile does not cut the sleep short:
+                     the work is still done, as late as the knob says)
   unavailable        ["StartTransfer", ...] answer UNAVAILABLE
   query_lag_ms       new transfers stay invisible to Query this long
   start_then_stall_ms  StartTransfer stores the transfer, then waits this
@@ -112,6 +114,20 @@ def at_state(rules, st, comment):
 
 def now():
     return time.time()
+
+
+# set by SIGTERM/SIGINT: every wait below ends on it, so a stalled or
+# gated call never keeps the server from exiting
+STOPPING = threading.Event()
+
+
+def pause(seconds, context, until=None):
+    """Wait up to seconds, or until until() holds; a server told to stop
+    answers the call UNAVAILABLE at once, its work not done."""
+    end = now() + seconds
+    while now() < end and not (until and until()):
+        if STOPPING.wait(min(0.02, max(0.0, end - now()))):
+            context.abort(grpc.StatusCode.UNAVAILABLE, "server stopping")
 
 
 class Faults:
@@ -500,13 +516,11 @@ class ServerBase:
                                                             "after" if after else "before"))
             context.abort(code, e.get("message", ""))
 
-    def gate(self, method, texts):
+    def gate(self, method, context, texts):
         """The gate knob: hold a call until a file exists (see the top)."""
         for e in self.first_calls("gate", method, texts):
             self.log(method, "?", status="gated")
-            end = now() + 120
-            while not os.path.exists(e["file"]) and now() < end:
-                time.sleep(0.02)
+            pause(120, context, until=lambda f=e["file"]: os.path.exists(f))
 
     def faulted(self, method, context, texts=()):
         self.local.t0 = now()
@@ -515,11 +529,11 @@ class ServerBase:
         # whether the connection resumed a TLS session (a ticket)
         self.local.reused = (context.auth_context().get("ssl_session_reused") or [b"?"])[0].decode()
         self.inject(method, context, False, texts)
-        self.gate(method, texts)
+        self.gate(method, context, texts)
         f = self.faults.get()
         stall = f.get("stall_ms", {}).get(method, 0)
         if stall:
-            time.sleep(stall / 1000.0)
+            pause(stall / 1000.0, context)
         if method in f.get("unavailable", []):
             context.abort(grpc.StatusCode.UNAVAILABLE, "injected: server unavailable")
 
@@ -578,7 +592,7 @@ class ServerBase:
             if only and not re.search(only, request.comment or ""):
                 stall = 0
             if stall and not validate_only:
-                time.sleep(stall / 1000.0)
+                pause(stall / 1000.0, context)
             self.inject(method, context, True, (request.comment,))
             return self.details(t)
         except Fail as e:
@@ -825,11 +839,10 @@ def main():
     server.add_secure_port("%s:%d" % (a.host, a.port), creds)
     Worker(store, faults).start()
     server.start()
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_: STOPPING.set())
+    signal.signal(signal.SIGINT, lambda *_: STOPPING.set())
     print("ready", flush=True)
-    stop.wait()
+    STOPPING.wait()
     server.stop(0)
     store.flush()
     os.kill(HELPER.pid, signal.SIGTERM)
