@@ -92,12 +92,19 @@ HDRS   := $(wildcard src/*/*.h)
 INC_ALL := -Isrc/core -Isrc/bb -Isrc/switch -I$(GEN)
 INC     = $(INC_ALL)
 
+# What needs no Lua (core, bb, switch but their Lua glue, the generated
+# code) is compiled once, position-independent, into $(PIC), and linked
+# into every Lua's module and into conduit-bb; only MOD sees a Lua's
+# headers, once per Lua, in $(LB).
+PIC    := $(B)/pic
 LB     := $(B)/lua$(LUA_VERSION)
 SO     := $(LB)/conduit_bb.so
 CLI    := $(B)/conduit-bb
-$(LB)/core/%.o $(B)/cli/core/%.o: INC = -Isrc/core
-$(LB)/bb/%.o $(B)/cli/bb/%.o: INC = -Isrc/core -Isrc/bb -I$(GEN)
-$(LB)/switch/%.o $(B)/cli/switch/%.o: INC = -Isrc/core -Isrc/switch
+CLI_OWN    := $(filter cli/%,$(CLI_SRC) $(CLI_ADMIN))
+CLI_SHARED := $(filter-out cli/%,$(CLI_SRC) $(CLI_ADMIN))
+$(PIC)/core/%.o $(LB)/core/%.o: INC = -Isrc/core
+$(PIC)/bb/%.o $(LB)/bb/%.o: INC = -Isrc/core -Isrc/bb -I$(GEN)
+$(PIC)/switch/%.o $(LB)/switch/%.o: INC = -Isrc/core -Isrc/switch
 
 .PHONY: all check check-fast e2e demo install uninstall fuzz clean deps lua-all bench rpm deb dist
 all: $(SO) $(CLI)
@@ -110,17 +117,24 @@ $(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h &: src/bb/proto/conduit.proto
 	@protoc-c -Isrc/bb/proto --c_out=$(GEN) $<
 
 # ---- the module ------------------------------------------------------
+$(PIC)/%.o: src/%.c $(HDRS) $(GEN)/conduit.pb-c.h
+	@mkdir -p $(@D)
+	@echo "  CC      $@"
+	@$(CC) $(CFLAGS_BASE) $(INC) -fPIC $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
+
 $(LB)/%.o: src/%.c $(HDRS) $(GEN)/conduit.pb-c.h
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS_BASE) $(INC) -fPIC $(LUA_CFLAGS) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
 # generated code: same hiding, without our warning set
-$(LB)/conduit.pb-c.o: $(GEN)/conduit.pb-c.c | $(LB)
+$(PIC)/conduit.pb-c.o: $(GEN)/conduit.pb-c.c
+	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) -std=c99 $(OPT) -fPIC -fvisibility=hidden -I$(GEN) $(DEP_CFLAGS) -c $< -o $@
 
-$(SO): $(addprefix $(LB)/,$(addsuffix .o,$(CORE) $(BB) $(SWITCH) $(MOD)) conduit.pb-c.o) src/conduit_bb.map
+$(SO): $(addprefix $(PIC)/,$(addsuffix .o,$(CORE) $(BB) $(SWITCH)) conduit.pb-c.o) \
+       $(addprefix $(LB)/,$(addsuffix .o,$(MOD))) src/conduit_bb.map
 	$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--version-script=src/conduit_bb.map \
 	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(MOD_LIBS) -lpthread $(LDFLAGS)
 
@@ -130,12 +144,8 @@ $(B)/cli/%.o: src/%.c $(HDRS) $(wildcard src/cli/*.h) $(GEN)/conduit.pb-c.h
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS_BASE) $(INC) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(B)/cli/conduit.pb-c.o: $(GEN)/conduit.pb-c.c
-	@mkdir -p $(@D)
-	@echo "  CC      $@"
-	@$(CC) -std=c99 $(OPT) -I$(GEN) $(DEP_CFLAGS) -c $< -o $@
-
-$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_SRC) $(CLI_ADMIN))) $(B)/cli/conduit.pb-c.o
+$(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_OWN))) \
+        $(addprefix $(PIC)/,$(addsuffix .o,$(CLI_SHARED)) conduit.pb-c.o)
 	$(CC) -o $@ $^ $(CLIENT_LIBS) -lpthread $(LDFLAGS)
 
 $(B) $(LB):

@@ -14,19 +14,27 @@
 #     bb/account.o uses bb/stage.o: cbb_attempt cbb_stage_pick
 #     (2 objects call each other: bb/account.o bb/stage.o )
 #
-# and the script exits 1.  Reads $OBJ_DIR (default build/lua5.4, as
-# `make test-build` leaves it); run it after a build.
+# and the script exits 1.  Reads the module's objects in $OBJ_DIRS
+# (default build/pic build/lua5.4: what needs no Lua, then the Lua glue,
+# as `make test-build` leaves them); run it after a build.
 cd "$(dirname "$0")/.." || exit 2
-dir=${OBJ_DIR:-build/lua5.4}
-objs=$(cd "$dir" 2>/dev/null && ls core/*.o bb/*.o switch/*.o module.o 2>/dev/null)
-if [ -z "$objs" ]; then
-	echo "no objects under $dir: build first (make test-build)"
+dirs=${OBJ_DIRS:-build/pic build/lua5.4}
+objs=""
+for d in $dirs; do
+	objs="$objs $(cd "$d" 2>/dev/null && ls core/*.o bb/*.o switch/*.o module.o 2>/dev/null |
+		sed "s,^,$d/,")"
+done
+if [ -z "$(echo $objs)" ]; then
+	echo "no objects under $dirs: build first (make test-build)"
 	exit 2
 fi
 # "D <obj> <sym>" for what an object defines, "U <obj> <sym>" for what it
-# takes from elsewhere; the generated protobuf-c object is a leaf.
-for o in $objs; do
-	nm "$dir/$o" | awk -v o="$o" '
+# takes from elsewhere (objects named as under src/); the generated
+# protobuf-c object is a leaf.
+for p in $objs; do
+	o=$p
+	for d in $dirs; do o=${o#"$d"/}; done
+	nm "$p" | awk -v o="$o" '
 		$1 == "U" { print "U", o, $2; next }
 		NF == 3 && $2 ~ /^[TDBRVWG]$/ { print "D", o, $3 }'
 done | awk '

@@ -1,16 +1,17 @@
 #!/bin/sh
-# wipe-check.sh [OBJDIR] - the object code of every place a key, token or
+# wipe-check.sh [OBJDIR...] - the object code of every place a key, token or
 # session secret is wiped still wipes.  A memset() of a buffer that is
 # not read again is a dead store, and an optimising compiler removes it
 # (issue 26: no memset on either token path of an -O2 build).  The wipes
 # go through explicit_bzero or OPENSSL_cleanse, which it may not remove;
 # this check reads the relocations of the optimised objects (default
-# build/lua5.4, the module as installed) and fails when a function below
+# build/pic build/lua5.4: the module as installed, its Lua-free objects
+# and its Lua glue) and fails when a function below
 # lost its call.  A static function may be inlined into its caller:
 # "a|b" accepts the call in either, clones (.isra, .constprop) included.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-O=${1:-build/lua5.4}
+DIRS=${*:-build/pic build/lua5.4}
 WIPE='explicit_bzero|__explicit_bzero_chk|OPENSSL_cleanse'
 bad=0
 
@@ -41,12 +42,14 @@ calls() {
 
 # want OBJ FUNCS SYMS MIN WHAT
 want() {
-	if [ ! -f "$O/$1" ]; then
-		echo "missing $O/$1 (build the module first)"
+	obj=""
+	for d in $DIRS; do [ -f "$d/$1" ] && obj=$d/$1; done
+	if [ -z "$obj" ]; then
+		echo "missing $1 under $DIRS (build the module first)"
 		bad=1
 		return
 	fi
-	got=$(calls "$O/$1" "$2" "$3")
+	got=$(calls "$obj" "$2" "$3")
 	if [ "$got" -lt "$4" ]; then
 		echo "FAIL $1: $2 makes $got call(s) to $3, want >= $4 ($5)"
 		bad=1
