@@ -104,18 +104,53 @@ part_units() {
 }
 
 # --- the module inside real Lua interpreters (busted), against a real ----
-# --- gRPC Conduit test server on 127.0.0.1, one server per run -----------
-# (the specs set the server's fault knobs and count its RPCs)
-busted_for() { # lua-version module-dir job-id-base [spec files: all]
-	tap=$P/busted-$1.tap
+# --- gRPC Conduit test server on 127.0.0.1 --------------------------------
+# The specs wait far more than they compute (the server's states, the
+# budgets and graces they test), so each busted run splits its spec files
+# into lanes that run side by side.  A lane has a Conduit test server, a
+# config and a fake squeue of its own: the specs set the server's fault
+# knobs and count its RPCs, so lanes share nothing.  A spec goes to the
+# lane with the least work so far, by what it took on plain Lua 5.4 when
+# last measured (seconds; a spec not listed counts as 10).
+SPEC_SECONDS="faults:48 stage:24 requeue:24 status:19 array:15 account:14 array_race:10
+sweep:9 when:7 late:6 ctld:5 tls_resume:5 bb:3"
+lanes_of() { # lanes_of N SPEC-FILE...: N lines, each one lane's spec files
+	n=$1
+	shift
+	for f in "$@"; do
+		b=${f##*/}
+		echo "${b%_spec.lua} $f"
+	done | awk -v n="$n" -v w="$SPEC_SECONDS" '
+		BEGIN { k = split(w, kv, /[ \n]+/); for (i = 1; i <= k; i++) { split(kv[i], p, ":"); sec[p[1]] = p[2] } }
+		{ name[NR] = $1; file[NR] = $2; cost[NR] = ($1 in sec) ? sec[$1] : 10 }
+		END {
+			# longest first (ties by name, so the lanes read the same on every run)
+			for (i = 1; i <= NR; i++) order[i] = i
+			for (i = 2; i <= NR; i++)
+				for (j = i; j > 1 && (cost[order[j]] > cost[order[j - 1]] ||
+				     (cost[order[j]] == cost[order[j - 1]] && name[order[j]] < name[order[j - 1]])); j--) {
+					t = order[j]; order[j] = order[j - 1]; order[j - 1] = t
+				}
+			for (l = 1; l <= n; l++) load[l] = 0
+			for (i = 1; i <= NR; i++) {
+				best = 1
+				for (l = 2; l <= n; l++) if (load[l] < load[best]) best = l
+				load[best] += cost[order[i]]
+				lane[best] = lane[best] " " file[order[i]]
+			}
+			for (l = 1; l <= n; l++) if (lane[l] != "") print substr(lane[l], 2)
+		}'
+}
+spec_names() { echo "$@" | sed 's,tests/lua/,,g; s,_spec.lua,,g; s, ,\, ,g'; }
+busted_for() { # lua-version module-dir job-id-base spec-file...: in lane $L
+	tap=$L/busted.tap
 	v=$1 mod=$2 base=$3
 	shift 3
-	[ $# -gt 0 ] || set -- tests/lua
-	# the whole gRPC status table (status_spec.lua) under plain Lua 5.4
+	# the whole gRPC status table (status_spec.lua) under Lua 5.4
 	case $mod in */lua5.4) table=all ;; *) table=some ;; esac
 	CBB_STATUS_TABLE=$table \
-	FAKE_SQUEUE_DIR=$server/jobstates CBB_SERVER_DIR=$server CBB_JOB_BASE=$base \
-		CONDUIT_BB_CONF=$P/busted.conf CBB_MODULE_DIR=$mod \
+	FAKE_SQUEUE_DIR=$L/conduit/jobstates CBB_SERVER_DIR=$L/conduit CBB_JOB_BASE=$base \
+		CONDUIT_BB_CONF=$L/busted.conf CBB_MODULE_DIR=$mod \
 		lua$v /usr/bin/busted -o TAP "$@" >"$tap" 2>&1
 	rc=$?
 	# what failed first (the tail of a long TAP run may be all "ok")
@@ -123,20 +158,46 @@ busted_for() { # lua-version module-dir job-id-base [spec files: all]
 	tail -n 5 "$tap"
 	return $rc
 }
-server_up() { # server_up "which": a Conduit test server of this part's own
-	server=$P/conduit
-	mkdir -p "$server/jobstates"
-	check "the Conduit test server$1 starts (grpcio, mTLS, 127.0.0.1)" \
-		start_server conduit "$server"
+# busted_lanes N LABEL LUA-VERSION MODULE-DIR JOB-BASE [asan] -- SPEC-FILE...:
+# the spec files in N lanes side by side, two checks a lane (its server
+# starts, its specs pass), printed lane by lane once all are done
+busted_lanes() {
+	n=$1 label=$2 v=$3 mod=$4 base=$5 asan=""
+	shift 5
+	[ "$1" = asan ] && asan=1 && shift
+	[ "$1" = -- ] && shift
+	lanes_of "$n" "$@" > "$P/lanes"
+	n=$(grep -c . "$P/lanes")
+	k=0
+	while read -r specs; do
+		k=$((k + 1))
+		(
+			L=$P/lane$k
+			plog=$L/check.log
+			mkdir -p "$L/conduit/jobstates"
+			check "the Conduit test server for $label, lane $k of $n, starts (grpcio, mTLS, 127.0.0.1)" \
+				start_server conduit "$L/conduit"
+			# shellcheck disable=SC2086
+			if [ -n "$asan" ]; then
+				check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer, $label, lane $k of $n ($(spec_names $specs))" \
+					under_asan "busted$k" 1 busted_for "$v" "$mod" "$base" $specs
+			else
+				check "busted specs (every hook, against the server) under $label, lane $k of $n ($(spec_names $specs))" \
+					busted_for "$v" "$mod" "$base" $specs
+			fi
+		) > "$P/lane$k.out" 2>&1 &
+	done < "$P/lanes"
+	wait
+	k=0
+	while [ $k -lt "$n" ]; do
+		k=$((k + 1))
+		cat "$P/lane$k.out"
+	done
 }
+BUSTED_LANES=${CBB_BUSTED_LANES:-3}
 part_busted() { # part_busted LUA-VERSION
-	case $1 in
-	5.1) server_up "" ;;  # the first, as it always was
-	*) server_up " for Lua $1" ;;
-	esac
 	case $1 in 5.1) base=100000 ;; 5.2) base=200000 ;; 5.3) base=300000 ;; *) base=400000 ;; esac
-	check "busted specs (every hook, against the server) under Lua $1" \
-		busted_for "$1" $B/lua$1 $base
+	busted_lanes "$BUSTED_LANES" "Lua $1" "$1" $B/lua$1 $base -- tests/lua/*_spec.lua
 }
 # under_asan NAME LEAKS CMD...: run CMD with the sanitizer runtimes
 # preloaded (the Lua interpreters are not built with them); any report
@@ -164,10 +225,11 @@ hooks_are_silent() {
 	grep -q '^ok 192$' "$q/verdict" && [ ! -s "$q/stdout" ] && [ ! -s "$q/stderr" ] ||
 		{ head -c 2000 "$q/stdout" "$q/stderr"; return 1; }
 }
-# The sanitizer run is the longest part: two parts side by side, the
-# specs named here in the second, every other one in the first (so a new
-# spec is never left out).
+# The sanitizer run is the longest: two parts side by side, the specs
+# named here in the second, every other one in the first (so a new spec
+# is never left out), each part in lanes of its own.
 ASAN_SECOND="bb faults requeue status sweep tls_resume when"
+ASAN_LANES=${CBB_ASAN_LANES:-2}
 asan_specs() { # asan_specs 1|2: that half's spec files
 	for f in tests/lua/*_spec.lua; do
 		n=${f#tests/lua/}
@@ -178,12 +240,11 @@ asan_specs() { # asan_specs 1|2: that half's spec files
 	done
 }
 part_busted_asan() { # part_busted_asan 1|2
-	server_up " for the sanitizer run ($1 of 2)"
-	specs=$(asan_specs "$1")
-	# shellcheck disable=SC2086
-	check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer, $1 of 2 ($(echo $specs | sed 's,tests/lua/,,g; s,_spec.lua,,g; s, ,\, ,g'))" \
-		under_asan busted 1 busted_for 5.4 $B/asan/mod/lua5.4 $((400000 + 100000 * $1)) $specs
+	# shellcheck disable=SC2046
+	busted_lanes "$ASAN_LANES" "the sanitizer run's half $1 of 2" 5.4 $B/asan/mod/lua5.4 \
+		$((400000 + 100000 * $1)) asan -- $(asan_specs "$1")
 	[ "$1" = 2 ] || return 0
+	server=$P/lane1/conduit
 	check "192 hook calls on every path (bad config, refused, TLS failure, bad args) print nothing" \
 		hooks_are_silent
 }
@@ -337,7 +398,10 @@ if [ "${1:-}" = --part ]; then
 	P=$S/$name
 	mkdir -p "$P"
 	plog=$P/check.log
-	trap 'sh tests/conduit/server-ctl.sh stop "$P/conduit" 2>/dev/null
+	trap 'for c in "$P/conduit" "$P"/lane*/conduit; do
+			[ ! -d "$c" ] || sh tests/conduit/server-ctl.sh stop "$c" 2>/dev/null &
+		done
+		wait
 		sh tests/switch/controller-ctl.sh stop "$P/controller" 2>/dev/null
 		sh tests/switch/controller-ctl.sh stop "$P/controller-asan" 2>/dev/null' EXIT
 	trap 'exit 130' INT TERM

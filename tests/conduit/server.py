@@ -165,6 +165,10 @@ class Store:
         self.t = {}
         self.by_job = {}  # "SLURMJOB:<n>," -> ids: Query's common case, fast
         self.live = set()  # ids not yet archived: what the worker drives
+        # set when a transfer goes live / the store changes: an idle
+        # server's threads sleep on them rather than tick
+        self.woken = threading.Event()
+        self.changed = threading.Event()
         self.dirty = False
         if path and os.path.exists(path):
             with open(path) as f:
@@ -176,6 +180,7 @@ class Store:
     def index(self, t):
         if not t["archived"]:
             self.live.add(t["id"])
+            self.woken.set()
         m = JOB_PREFIX.match(t["comment"])
         if m:
             self.by_job.setdefault(m.group(0), set()).add(t["id"])
@@ -191,10 +196,13 @@ class Store:
 
     def save(self):
         self.dirty = True
+        self.changed.set()
 
     def _saver(self):
         while True:
-            time.sleep(0.05)
+            self.changed.wait()
+            self.changed.clear()
+            time.sleep(0.05)  # what changes meanwhile goes in the same write
             self.flush()
 
     def flush(self):
@@ -720,9 +728,13 @@ class Worker(threading.Thread):
     def run(self):
         while True:
             time.sleep(0.01)
-            f = self.faults.get()
+            self.store.woken.clear()
             with self.store.lock:
                 live = [self.store.t[i] for i in self.store.live]
+            if not live:  # nothing to drive: sleep until a transfer goes live
+                self.store.woken.wait()
+                continue
+            f = self.faults.get()
             for t in live:
                 try:
                     self.step(t, f)

@@ -94,7 +94,9 @@ end
 
 -- Job ids unique per run: the server keeps its transfers across runs.
 local next_job = tonumber(os.getenv("CBB_JOB_BASE") or "") or (os.time() % 100000) * 1000
--- Each spec file gets its own range of ids (busted reloads this module).
+-- Each spec file gets its own range of ids (busted reloads this module);
+-- the ranges are disjoint, as the lanes of tests/run-checks.sh run any
+-- spec files one after another against one server.
 function H.ids_from(offset) next_job = next_job + offset end
 -- What Slurm's job_info holds for a job at a stage; `over` replaces fields.
 local function info_of(job, over)

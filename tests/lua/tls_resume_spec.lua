@@ -5,7 +5,7 @@
 -- ssl_session_reused) and the identity it saw ("cn").
 package.path = "tests/lua/?.lua;" .. package.path
 local H = require("harness")
-H.ids_from(90000)
+H.ids_from(30000)
 local sh, slurp, conf, fresh = H.sh, H.slurp, H.conf, H.fresh
 local new_job, rpc_mark = H.new_job, H.rpc_mark
 local sdir, work, statedir, pki = H.sdir, H.work, H.statedir, H.pki
