@@ -180,7 +180,7 @@ busted_lanes() {
 			# shellcheck disable=SC2086
 			if [ -n "$asan" ]; then
 				check "busted specs with conduit_bb.so under ASan+UBSan+LeakSanitizer, $label, lane $k of $n ($(spec_names $specs))" \
-					under_asan "busted$k" 1 busted_for "$v" "$mod" "$base" $specs
+					under_asan "busted$k" 1 linked busted_for "$v" "$mod" "$base" $specs
 			else
 				check "busted specs (every hook, against the server) under $label, lane $k of $n ($(spec_names $specs))" \
 					busted_for "$v" "$mod" "$base" $specs
@@ -199,15 +199,26 @@ part_busted() { # part_busted LUA-VERSION
 	case $1 in 5.1) base=100000 ;; 5.2) base=200000 ;; 5.3) base=300000 ;; *) base=400000 ;; esac
 	busted_lanes "$BUSTED_LANES" "Lua $1" "$1" $B/lua$1 $base -- tests/lua/*_spec.lua
 }
-# under_asan NAME LEAKS CMD...: run CMD with the sanitizer runtimes
-# preloaded (the Lua interpreters are not built with them); any report
-# fails the check.
+# under_asan NAME LEAKS preload|linked CMD...: run CMD with the sanitizer
+# runtimes; any report fails the check.  preload: they are preloaded (for
+# a host not built with them).  linked: $B/asan/bin is first in PATH, its
+# lua5.4 linked with them (tests/lua/lua_asan.c), so the shells and tools
+# the specs start do not carry them too.
 under_asan() {
 	out=$P/asan-$1.out
 	leaks=$2
-	shift 2
-	LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)" \
-		ASAN_OPTIONS=detect_leaks=$leaks "$@" >"$out" 2>&1
+	how=$3
+	shift 3
+	(
+		export ASAN_OPTIONS=detect_leaks=$leaks
+		if [ "$how" = linked ]; then
+			PATH=$PWD/$B/asan/bin:$PATH
+		else
+			LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+			export LD_PRELOAD
+		fi
+		"$@"
+	) >"$out" 2>&1
 	rc=$?
 	tail -n 20 "$out"
 	if grep -q 'Sanitizer\|runtime error' "$out"; then
@@ -260,7 +271,7 @@ part_switch() {
 	check "a second test controller starts, for the sanitizer run" \
 		start_server controller "$controller-asan"
 	check "switch lifecycles with conduit_bb.so under ASan+UBSan" \
-		under_asan switch 0 $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan"
+		under_asan switch 0 preload $B/test/test_switch $B/asan/mod/lua5.4 "$controller-asan"
 	check "switch/lua plugin's helper: a fresh state per call, the return conventions, /dev/null stdio, the timeout and the exit killing its process group" \
 		$B/test/test_runner $B/switch_lua/switch-lua-run $B/lua5.4
 }
@@ -367,7 +378,9 @@ part_install() {
 	check "make install puts the module, shims and config where Slurm expects them" install_layout
 	check "make rpm: module in the Lua 5.3 C-module dir, %config(noreplace) templates, libcurl required, no lua-posix" \
 		rpm_contents
-	# (here, after the RPM check: it makes the RPM again, in the same place)
+	# (after the RPM check: it reads the RPM that check made, or makes one)
+	CBB_RPM=$(ls "$PWD"/$B/rpm/RPMS/*/conduit-bb-*.rpm 2>/dev/null | head -n 1)
+	export CBB_RPM
 	check "make deb: lintian clean, Debian's Lua 5.1 path, conffiles, dpkg install/purge, logrotate; the RPM's logrotate" \
 		sh tests/admin/packages.sh
 }

@@ -99,7 +99,14 @@ $(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*/*.c $(HDRS)) $(GEN)/c
 	@$(MAKE) --no-print-directory B=$(ASAN)/mod LUA_VERSION=5.4 GEN=$(GEN) \
 	  OPT="-O1 -g $(SAN)" LDFLAGS="$(SAN)" $@
 
-test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
+# The Lua 5.4 interpreter of that run, linked with the same runtimes.
+$(ASAN)/bin/lua5.4: tests/lua/lua_asan.c
+	@mkdir -p $(@D)
+	@echo "  ASAN-CC $@"
+	@$(CC) -std=gnu99 -O1 -g -Wall -Wextra $(SAN) $< \
+	  $$($(PKG_CONFIG) --cflags --libs lua5.4) -o $@
+
+test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(ASAN)/bin/lua5.4 $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
             $(addprefix $(ASAN)/unit_,$(UNITS)) $(ASAN)/fuzz_replay \
             $(addprefix $(T)/hook_loop-,$(TEST_LUAS)) $(T)/test_switch \
             $(B)/switch_lua/switch-lua-run $(T)/test_runner

@@ -173,9 +173,20 @@ static bool still_at_path(int dfd, const char *name, int fd)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+static long long mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
 int cbb_sf_lock_at(int dfd, const char *name, unsigned wait_ms)
 {
-	unsigned waited = 0, reopened = 0;
+	/* the budget is the clock's, not a count of naps: on a loaded
+	 * host each 20 ms nap may take longer */
+	long long end = mono_ms() + wait_ms;
+	unsigned reopened = 0;
 	int fd;
 
 	for (;;) {
@@ -184,12 +195,11 @@ int cbb_sf_lock_at(int dfd, const char *name, unsigned wait_ms)
 		if (fd < 0)
 			return -1;
 		while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			if (errno != EWOULDBLOCK || waited >= wait_ms) {
+			if (errno != EWOULDBLOCK || mono_ms() >= end) {
 				close(fd);
 				return -1;
 			}
 			usleep(20000);
-			waited += 20;
 		}
 		if (still_at_path(dfd, name, fd))
 			return fd;

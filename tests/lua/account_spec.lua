@@ -292,7 +292,8 @@ describe("staging in accounting", function()
     local j = new_job({ "#CONDUIT_PRE cp in/a.txt out/audit-refused.txt" })
     local t0 = H.now_ms()
     stage(j, "data_in")
-    assert.is_true(H.now_ms() - t0 < 4000)
+    -- a whole stage, polls included, under ASan on a loaded machine
+    assert.is_true(H.now_ms() - t0 < 10000)
     local n = 0
     for _, l in ipairs(H.logged()) do
       -- each call's hook record, refused too, is said at debug level only
