@@ -132,9 +132,12 @@ describe("trust under faults", function()
            ", job_state = 0 }\n" ..
            "slurm_bb_data_in('" .. j.id .. "', '" .. j.script .. "', '61001', '61001', " ..
            "setmetatable({}, { __index = function(_, k) return t[k] end }))\n")
+      -- killed once the server has logged this start (a line after the
+      -- mark: earlier tests' starts are in the log too) and holds it
       assert(sh("lua" .. _VERSION:match("%d+%.%d+") .. " " .. drv .. " & p=$!; " ..
-                "i=0; until grep -q StartTransfer " .. sdir .. "/rpc.log && [ $i -gt 2 ]; " ..
-                "do sleep 0.1; i=$((i + 1)); done; kill -9 $p; wait $p 2>/dev/null; true"))
+                "i=0; until tail -c +" .. (mark.off + 1) .. " " .. sdir .. "/rpc.log | " ..
+                "grep -q StartTransfer || [ $i -gt 300 ]; " ..
+                "do sleep 0.1; i=$((i + 1)); done; sleep 0.2; kill -9 $p; wait $p 2>/dev/null; true"))
       assert.are.equal(1, rpcs_since(mark, "StartTransfer"))
       -- Slurm runs data_in again (its script was killed), then polls,
       -- while Query does not show the new transfer yet
