@@ -845,7 +845,8 @@ def main():
                                         require_client_auth=True)
     store = Store(a.state)
     faults = Faults(a.faults)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32))
+    pool = futures.ThreadPoolExecutor(max_workers=32)
+    server = grpc.server(pool)
     pbg.add_ConduitApiServicer_to_server(make_server_class()(store, faults, a.log, users),
                                          server)
     server.add_secure_port("%s:%d" % (a.host, a.port), creds)
@@ -855,7 +856,10 @@ def main():
     signal.signal(signal.SIGINT, lambda *_: STOPPING.set())
     print("ready", flush=True)
     STOPPING.wait()
-    server.stop(0)
+    server.stop(0).wait(10)
+    # the calls still in their handlers end (their waits end on STOPPING)
+    # before the last flush: a transfer one of them stored is kept
+    pool.shutdown(wait=True)
     store.flush()
     os.kill(HELPER.pid, signal.SIGTERM)
 
