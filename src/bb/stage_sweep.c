@@ -13,6 +13,7 @@
 
 #include "stage_int.h"
 
+#include "array.h"
 #include "jobstate.h"
 #include "stage_find.h"
 
@@ -46,6 +47,7 @@ static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
 {
 	cbb_job_ctx_t j;
 	cbb_err_t err;
+	int lock, rc;
 	long n;
 
 	if (cbb_grpc_left_ms(self->g) < SWEEP_RPC_MIN_MS)
@@ -54,6 +56,10 @@ static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
 	j.sd = self->sd;
 	j.log = self->log;
 	j.log_ud = self->log_ud;
+	/* a task of an array: its array's shared stage-in is its too, as
+	 * its own hurried teardown would see it (a join recorded for
+	 * another user is another job's) */
+	j.array_job_id = cbb_joined_of(j.sd, id, uid, NULL);
 	cbb_err_clear(&err);
 	n = cbb_stage_in_active(&j, &err);
 	if (n < 0) {
@@ -69,7 +75,12 @@ static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
 			    "with %ld stage-in transfer(s) still running and no "
 			    "hook of its own left to stop them: aborting them",
 			    self->job_id, f->state[0] ? f->state : "gone", n);
-		if (cbb_stage_teardown(&j, true, true, &err) < 0) {
+		/* the last task of its array to go: the shared stage-in goes
+		 * too, under the array's lock (cbb_array_decide) */
+		lock = cbb_array_decide(&j);
+		rc = cbb_stage_teardown(&j, true, true, &err);
+		cbb_array_release(&j, lock);
+		if (rc < 0) {
 			cbb_job_log(&j, CBB_LOG_ERROR, "sweep (from job %u): %s",
 				    self->job_id, err.msg);
 			return true; /* its records stay: the next sweep retries */
