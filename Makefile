@@ -3,7 +3,7 @@
 #   make                      build/lua5.4/conduit_bb.so and build/conduit-bb
 #   make LUA_VERSION=5.1      build/lua5.1/conduit_bb.so (5.2, 5.3 likewise)
 #   make check                install test dependencies, build, run every test
-#   make check-fast           the same without a real Slurm (a few minutes)
+#   make check-fast           the same without a real Slurm (under 5 minutes)
 #   make e2e SLURM=24.11      the end-to-end suite on one Slurm (26.05, 24.11-lua5.4,
 #                             25.05-lua5.3, 25.11-lua5.4, 26.05-switch)
 #   make demo                 stage data through a real Slurm 24.11 (needs root)
