@@ -5,6 +5,7 @@
  * budget so that a reply within the wire cap cannot exhaust memory.
  */
 #include "conduit.h"
+#include "bytes.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -195,8 +196,9 @@ static int copy_details(const Conduitapi__TransferDetails *d,
 		t->started = d->starttime->seconds;
 	if (d->endtime)
 		t->ended = d->endtime->seconds;
-	t->bytes = d->datatransferred ? strtoull(d->datatransferred, NULL, 10) : 0;
-	t->rate = d->bandwidth ? strtoull(d->bandwidth, NULL, 10) : 0;
+	/* strings with units (bytes.h); unreadable ones show no size */
+	(void)cbb_parse_size(d->datatransferred, &t->bytes);
+	(void)cbb_parse_size(d->bandwidth, &t->rate);
 	t->files = d->filestransferred;
 	t->dirs = d->directoriestransferred;
 	return 0;

@@ -1,7 +1,8 @@
-/* test_buf_err.c - the byte buffer and error helpers. */
+/* test_buf_err.c - the byte buffer, error helpers and byte counts. */
 #include "cmocka_all.h"
 
 #include "buf.h"
+#include "bytes.h"
 #include "err.h"
 
 static void test_buf(void **state)
@@ -163,6 +164,58 @@ static void test_show(void **state)
 			    "\xc3\xa9\\xff");
 }
 
+/* Sizes and rates as the real Conduit server wrote them (rsync FTA):
+ * bytes with a unit, rates with "/s", fractions, grouping. */
+static void test_sizes(void **state)
+{
+	static const struct {
+		const char *in;
+		bool ok;
+		uint64_t want;
+	} cases[] = {
+		{ "1073741824B", true, 1073741824ULL },
+		{ "49953679.91B", true, 49953680ULL },
+		{ "49.95MB/s", true, 49950000ULL },
+		{ "1,024.00kB/s", true, 1024000ULL },
+		{ "512.00B/s", true, 512ULL },
+		{ "1.5 GB", true, 1500000000ULL },
+		{ "2KiB", true, 2048ULL },
+		{ "3 MiB", true, 3145728ULL },
+		{ "1.07G", true, 1070000000ULL },
+		{ "7", true, 7ULL },
+		{ "  42B\n", true, 42ULL },
+		{ "0", true, 0ULL },
+		{ "1,073,741,824", true, 1073741824ULL },
+		{ "20000000EB", true, UINT64_MAX },
+		{ "", false, 0 },
+		{ "B", false, 0 },
+		{ "-5B", false, 0 },
+		{ "1.2.3B", false, 0 },
+		{ ",5", false, 0 },
+		{ "12 apples", false, 0 },
+		{ "5MB/min", false, 0 },
+		{ "nan", false, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t v = 99;
+		bool ok = cbb_parse_size(cases[i].in, &v);
+
+		if (ok != cases[i].ok || v != cases[i].want)
+			fail_msg("\"%s\": want %d %llu, got %d %llu", cases[i].in,
+				 cases[i].ok, (unsigned long long)cases[i].want,
+				 ok, (unsigned long long)v);
+	}
+	{
+		uint64_t v = 1;
+
+		assert_false(cbb_parse_size(NULL, &v));
+		assert_int_equal(v, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -170,6 +223,7 @@ int main(void)
 		cmocka_unit_test(test_secret_buf),
 		cmocka_unit_test(test_err),
 		cmocka_unit_test(test_show),
+		cmocka_unit_test(test_sizes),
 	};
 	return cmocka_run_group_tests_name("buf_err", tests, NULL, NULL);
 }
