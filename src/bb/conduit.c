@@ -59,6 +59,30 @@ static bool shutting_down(const cbb_rpc_t *c)
 	return strstr(c->message, "server shutting down") != NULL;
 }
 
+/*
+ * An application error that is an outage behind the server, not a
+ * verdict on the request: Conduit answers every Query from its archive
+ * (rqlite) and its live store (etcd), looks users up in LDAP, and passes
+ * their failures on as status UNKNOWN with Go's words, e.g. "failed to
+ * get user transfers from rqlite: ... connect: connection refused".
+ * Nothing was done; asking again once the store is back will work, so
+ * it is RETRY, waited out within ServerDownGrace / StageOutDownGrace.
+ */
+static bool store_outage(const cbb_rpc_t *c)
+{
+	static const char *const words[] = {
+		"rqlite", "etcd", "connection refused", "i/o timeout",
+		"no route to host", "connection reset", "network is unreachable",
+		"context deadline exceeded", "Network Error", "broken pipe",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(c->message, words[i]))
+			return true;
+	return false;
+}
+
 /* grpcio's words for a handler that raised: a server fault, not a no. */
 static bool handler_crashed(const cbb_rpc_t *c)
 {
@@ -82,7 +106,8 @@ cbb_answer_t cbb_conduit_answer(cbb_rpc_kind_t kind, const cbb_rpc_t *c)
 	else if (c->status == CBB_GRPC_UNKNOWN &&
 		 (!c->have_message || handler_crashed(c)))
 		a = CBB_ANSWER_MAYBE;          /* not one of Conduit's errors */
-	else if (c->status == CBB_GRPC_UNKNOWN && shutting_down(c))
+	else if (c->status == CBB_GRPC_UNKNOWN &&
+		 (shutting_down(c) || store_outage(c)))
 		a = CBB_ANSWER_RETRY;
 	else if (c->status > 0 && c->status < CBB_GRPC_NCODES)
 		a = answer_table[c->status][kind] == 'R' ? CBB_ANSWER_REFUSED :

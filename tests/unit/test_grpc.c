@@ -250,6 +250,41 @@ static void test_answer_table(void **state)
 	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_RETRY);
 	c = server_said(CBB_GRPC_UNKNOWN, "Exception calling application: x");
 	assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c), CBB_ANSWER_MAYBE);
+	/* the real server's own stores failing: an outage, asked again */
+	{
+		static const char *const outage[] = {
+			"failed to get user transfers from rqlite: Post "
+			"\"http://127.0.0.1:4001/db/query\": dial tcp "
+			"127.0.0.1:4001: connect: connection refused",
+			"failed to get transfers from rqlite: x",
+			"error getting user from request: LDAP Result Code 200 "
+			"\"Network Error\": dial tcp 10.0.0.1:636: i/o timeout",
+			"etcdserver: request timed out",
+		};
+		static const char *const verdict[] = {
+			"error getting user from request: conduit-service provided "
+			"a uid 45678 in request, but couldn't find user: user: "
+			"unknown userid 45678",
+			"no user provided in request",
+			"request contains too many sources. byte limit: 4000, "
+			"received: 5000. Please use a directory instead",
+		};
+
+		for (k = 0; k < sizeof(outage) / sizeof(outage[0]); k++) {
+			c = server_said(CBB_GRPC_UNKNOWN, outage[k]);
+			assert_int_equal(cbb_conduit_answer(CBB_RPC_QUERY, &c),
+					 CBB_ANSWER_RETRY);
+			assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c),
+					 CBB_ANSWER_RETRY);
+		}
+		for (k = 0; k < sizeof(verdict) / sizeof(verdict[0]); k++) {
+			c = server_said(CBB_GRPC_UNKNOWN, verdict[k]);
+			assert_int_equal(cbb_conduit_answer(CBB_RPC_QUERY, &c),
+					 CBB_ANSWER_REFUSED);
+			assert_int_equal(cbb_conduit_answer(CBB_RPC_START, &c),
+					 CBB_ANSWER_REFUSED);
+		}
+	}
 	/* never sent: nothing happened */
 	memset(&c, 0, sizeof(c));
 	c.status = CBB_GRPC_DEADLINE_EXCEEDED;
