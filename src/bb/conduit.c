@@ -261,13 +261,20 @@ int cbb_conduit_query(cbb_grpc_t *g, const char *user,
 
 	out->v = NULL;
 	out->n = 0;
+	*again = false;
+	/* a privileged Query without a user is every user's, and the real
+	 * server merges its archive into its live map for it without the
+	 * lock it needs (conduit-api.md, 6.3): never sent */
+	if (!user || !user[0])
+		return cbb_err(err, "conduit: a Query needs a user (an empty "
+			       "one asks for every user's transfers)");
 	*again = true;
 	e.key = (char *)"Comment";
 	e.value = (char *)comment_regex;
 	q.n_querymap = 1;
 	q.querymap = &ep;
 	q.queryoperation = CONDUITAPI__QUERY_OPERATION__OR;
-	q.user = (char *)(user ? user : "");
+	q.user = (char *)user;
 	if (batch_new(&b, CBB_RPC_QUERY, 1) < 0)
 		return cbb_err(err, "conduit: out of memory");
 	len = conduitapi__query_options__get_packed_size(&q);

@@ -140,7 +140,8 @@ const char *cbb_answer_name(cbb_answer_t a);
 
 /*
  * One Query: transfers of `user` whose Comment matches `comment_regex`
- * (RE2, unanchored search; anchor it yourself).  On failure returns -1,
+ * (RE2, unanchored search; anchor it yourself).  `user` is never empty
+ * (refused here: Conduit would answer with every user's transfers).  On failure returns -1,
  * sets err, and *again tells whether asking again later may succeed
  * (anything but a refusal: the server unreachable, busy or restarting).
  */

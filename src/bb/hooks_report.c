@@ -82,11 +82,24 @@ static int l_get_status(lua_State *L)
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
 	    cbb_bbcall_cluster(L, c, 0, &err) < 0)
 		goto fail;
-	/* the caller's own transfers; root sees everyone's */
-	snprintf(user, sizeof(user), "%ld", caller);
 	/* StateDir is only read here (never created, rewritten or waited
 	 * on): slurmctld holds its burst-buffer lock meanwhile */
 	array = cbb_joined_array_peek(&c->sd, (uint32_t)job_id, &who);
+	/* the caller's own transfers; root sees the job's user's, as
+	 * StateDir names them (Conduit is never asked for every user's) */
+	if (caller == 0) {
+		uint32_t owner = cbb_job_uid_peek(&c->sd, (uint32_t)job_id);
+
+		if (owner == CBB_UID_UNKNOWN || owner == 0) {
+			cbb_err(&err, "conduit_bb: job %ld has no staging "
+				"record naming its user here; run this as the "
+				"job's user", job_id);
+			goto fail;
+		}
+		snprintf(user, sizeof(user), "%lu", (unsigned long)owner);
+	} else {
+		snprintf(user, sizeof(user), "%ld", caller);
+	}
 	if (array)
 		cbb_key_array_regex(rx, sizeof(rx), c->base.cluster,
 				    (uint32_t)job_id, array);
@@ -101,7 +114,7 @@ static int l_get_status(lua_State *L)
 	/* nothing is written in StateDir here: no TLS session saved */
 	c->grpc.resume.read_only = true;
 	if (rc < 0 ||
-	    cbb_conduit_query(&c->grpc, caller == 0 ? "" : user, rx,
+	    cbb_conduit_query(&c->grpc, user, rx,
 			      &c->transfers, &transport, &err) < 0)
 		goto fail;
 	/* a StateDir problem only costs the skipped rows */

@@ -205,7 +205,8 @@ void cbb_stage_apply_when(const cbb_job_ctx_t *j, cbb_plan_t *plan)
 		if (!d->skip)
 			continue;
 		for (k = 0; k < had.n; k++)
-			if (had.v[k].attempt == a && had.v[k].index == d->index)
+			if (had.v[k].kind == CBB_REC_SKIPPED &&
+			    had.v[k].attempt == a && had.v[k].index == d->index)
 				break;
 		if (k < had.n)
 			continue;

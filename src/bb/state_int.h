@@ -66,6 +66,9 @@ int cbb_sf_recs_load(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 int cbb_sf_recs_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 		     uint32_t restart, int64_t submit, cbb_recs_t *out,
 		     cbb_array_ident_t *hdr, bool *has_hdr, cbb_err_t *err);
+/* The uid the last record of one file of a job names (not a JOINED
+ * one), read only; CBB_UID_UNKNOWN when none does. */
+uint32_t cbb_sf_uid_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what);
 /* Append n records with one write(2) under the file's lock. */
 int cbb_sf_recs_add(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 		    const cbb_rec_t *r, size_t n, cbb_err_t *err);

@@ -140,6 +140,22 @@ static void sweep_old(cbb_statedir_t *sd)
 
 void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id)
 {
+	uint32_t uid = cbb_sf_uid_peek(sd, job_id, "started");
+	cbb_err_t ignored;
+
+	/* the job's user outlives its .started file, for root's bbstat */
+	if (uid != CBB_UID_UNKNOWN) {
+		cbb_rec_t r;
+
+		memset(&r, 0, sizeof(r));
+		r.made = (int64_t)time(NULL);
+		r.kind = CBB_REC_OWNER;
+		snprintf(r.id, sizeof(r.id), "-");
+		r.has_uid = true;
+		r.uid = uid;
+		cbb_err_clear(&ignored);
+		(void)cbb_skips_add(sd, job_id, &r, &ignored);
+	}
 	cbb_sf_unlink(sd, job_id, "down");
 	cbb_sf_unlink(sd, job_id, "started");
 	cbb_sf_unlink(sd, job_id, "asked");

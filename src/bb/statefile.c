@@ -55,7 +55,8 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
 	     kind[0] != CBB_REC_LOST && kind[0] != CBB_REC_SKIPPED &&
 	     kind[0] != CBB_REC_JOINED && kind[0] != CBB_REC_ACCOUNTED &&
-	     kind[0] != CBB_REC_REFUSED && kind[0] != CBB_REC_NOTED))
+	     kind[0] != CBB_REC_REFUSED && kind[0] != CBB_REC_NOTED &&
+	     kind[0] != CBB_REC_OWNER))
 		return false;
 	r->restart = (uint32_t)rs;
 	r->submit = sub;
@@ -295,6 +296,32 @@ int cbb_skips_peek(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
 {
 	return cbb_sf_recs_peek(sd, job_id, "skipped", UINT32_MAX, 0, out,
 			 NULL, NULL, err);
+}
+
+uint32_t cbb_sf_uid_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what)
+{
+	uint32_t uid = CBB_UID_UNKNOWN;
+	cbb_recs_t r;
+	cbb_err_t err;
+	size_t i;
+
+	cbb_err_clear(&err);
+	if (cbb_sf_recs_peek(sd, job_id, what, UINT32_MAX, 0, &r, NULL, NULL,
+			     &err) < 0)
+		return CBB_UID_UNKNOWN;
+	for (i = 0; i < r.n; i++)
+		if (r.v[i].has_uid && r.v[i].kind != CBB_REC_JOINED)
+			uid = r.v[i].uid;
+	cbb_recs_free(&r);
+	return uid;
+}
+
+uint32_t cbb_job_uid_peek(cbb_statedir_t *sd, uint32_t job_id)
+{
+	uint32_t uid = cbb_sf_uid_peek(sd, job_id, "started");
+
+	return uid != CBB_UID_UNKNOWN ? uid :
+	       cbb_sf_uid_peek(sd, job_id, "skipped");
 }
 
 int cbb_recs_load(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,

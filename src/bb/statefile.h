@@ -6,8 +6,9 @@
  *   <cluster>.<job>.started  transfers the stage hooks started
  *   <cluster>.<job>.down     when the Conduit server was first unreachable
  *   <cluster>.<job>.asked    when Slurm was last asked about the job
- *   <cluster>.<job>.skipped  stage-outs that --when= skipped, kept after
- *                            teardown for bbstat, swept after 7 days
+ *   <cluster>.<job>.skipped  stage-outs that --when= skipped, and the
+ *                            job's user, kept after teardown for
+ *                            bbstat, swept after 7 days
  *   <cluster>.<array>.shared an array's shared stage-ins and the tasks
  *                            that joined them, headed by the array's
  *                            identity (and a .shared-lock file); both
@@ -98,6 +99,9 @@ typedef enum {
 				  id: the task's job id (in .shared) or the
 				  array's id (in the task's .started); with
 				  the task's uid (a "v2" line) */
+	CBB_REC_OWNER = 'O',   /* in .skipped: the job's user, kept when its
+				  .started goes, so root's bbstat can ask
+				  Conduit as that user (never as everyone) */
 } cbb_rec_kind_t;
 
 #define CBB_SKIPPED_KEEP_S (7 * 86400)
@@ -166,6 +170,8 @@ int cbb_skips_peek(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
 		   cbb_err_t *err);
 uint32_t cbb_joined_array_peek(cbb_statedir_t *sd, uint32_t job_id,
 			       cbb_array_ident_t *who);
+/* The job's user as its records name it, or CBB_UID_UNKNOWN. */
+uint32_t cbb_job_uid_peek(cbb_statedir_t *sd, uint32_t job_id);
 /* (tasks of the array `who` only; none without `who`) */
 unsigned cbb_shared_tasks_peek(cbb_statedir_t *sd, uint32_t array_job_id,
 			       const cbb_array_ident_t *who);

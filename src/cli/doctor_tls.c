@@ -266,8 +266,11 @@ void doctor_check_server(doctor_t *d)
 		cbb_grpc_close(&g);
 		return;
 	}
-	/* a comment no transfer has: the answer is small whoever asks */
-	rc = cbb_conduit_query(&g, "", "^CONDUIT-BB-DOCTOR:$", &t, &again, &err);
+	/* a comment no transfer has, for a user named (never an empty one,
+	 * conduit.h) that needs no account on the server: Conduit takes a
+	 * name as it is; the answer is empty */
+	rc = cbb_conduit_query(&g, "conduit-bb-doctor", "^CONDUIT-BB-DOCTOR:$",
+			       &t, &again, &err);
 	ms = cbb_grpc_spent_ms(&g);
 	if (rc < 0) {
 		doctor_say(&d->rep, RES_FAIL, "server", "%s:%u did not answer a Query "

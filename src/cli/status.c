@@ -3,10 +3,11 @@
  * every job StateDir knows whose stage is in progress or failed, with
  * its user, stage, attempt, directives done / total, bytes, rate and age,
  * and the jobs that are stuck (a transfer older than --stuck with nothing
- * moving) or waiting on an outage (a .down record) -- from ONE Query for
- * all of them, however many there are: the comment regex of every job
- * (cbb_key_jobs_regex), asked with an empty user, which Conduit answers
- * for every user when the certificate is conduit-service's.
+ * moving) or waiting on an outage (a .down record) -- from one Query per
+ * user, however many jobs each has: the comment regex of every job of
+ * that user (cbb_key_jobs_regex), asked as the user the records name
+ * (never with an empty user: Conduit would answer for every user, on a
+ * path of its server that is unsafe under load).
  *
  * The records are read with the module's own statefile.c.  Run as root,
  * it becomes StateDir's owner first (SlurmUser), as the hooks run.
@@ -240,14 +241,33 @@ static void judge(job_t *j, const cbb_transfers_t *t, bool have_t,
 	}
 }
 
-/* The one Query: every job's regex, per cluster, joined by '|'. */
-static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
-		     cbb_transfers_t *out, cbb_err_t *err)
+/* The job's user as its records name it, or CBB_UID_UNKNOWN. */
+static uint32_t uid_of(const job_t *j)
 {
+	uint32_t uid = CBB_UID_UNKNOWN;
+	size_t i;
+
+	for (i = 0; i < j->recs.n; i++)
+		if (j->recs.v[i].has_uid)
+			uid = j->recs.v[i].uid;
+	return uid;
+}
+
+/*
+ * One Query per user: the regex of every job of that user, per cluster,
+ * joined by '|', asked as that user, on one connection.  Never a Query
+ * without a user (conduit.h).  A job whose records name no user (lines
+ * an old release wrote) is not asked about.  Appends to `out`.
+ */
+static int query_user(cbb_grpc_t *g, uint32_t uid, job_t *jobs, size_t n,
+		      cbb_transfers_t *out, cbb_err_t *err)
+{
+	cbb_transfers_t got = { NULL, 0 };
+	cbb_transfer_t *v;
 	cbb_buf_t rx;
 	uint32_t *ids;
 	size_t i, k, m;
-	cbb_grpc_t g;
+	char user[16];
 	bool again;
 	int rc;
 
@@ -261,10 +281,14 @@ static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
 
 		for (k = i, m = 0; k < n && !strcmp(jobs[k].sd->cluster,
 						   jobs[i].sd->cluster); k++) {
+			if (uid_of(&jobs[k]) != uid)
+				continue;
 			ids[m++] = jobs[k].sd->job_id;
 			if (jobs[k].array_id && jobs[k].array_id != jobs[k].sd->job_id)
 				ids[m++] = jobs[k].array_id;
 		}
+		if (!m)
+			continue;
 		need = cbb_key_jobs_regex(NULL, 0, jobs[i].sd->cluster, ids, m);
 		if ((rx.len && cbb_buf_addc(&rx, '|') < 0) ||
 		    cbb_buf_reserve(&rx, need + 1) < 0) {
@@ -277,15 +301,54 @@ static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
 		rx.len += need;
 	}
 	free(ids);
+	snprintf(user, sizeof(user), "%lu", (unsigned long)uid);
+	rc = cbb_conduit_query(g, user, rx.data, &got, &again, err);
+	cbb_buf_free(&rx);
+	if (rc < 0)
+		return -1;
+	v = realloc(out->v, (out->n + got.n + 1) * sizeof(*v));
+	if (!v) {
+		cbb_transfers_free(&got);
+		return cbb_err(err, "out of memory");
+	}
+	out->v = v;
+	memcpy(out->v + out->n, got.v, got.n * sizeof(*v));
+	out->n += got.n;
+	free(got.v);
+	return 0;
+}
+
+/* Every user's Query, one connection for all. */
+static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
+		     cbb_transfers_t *out, cbb_err_t *err)
+{
+	uint32_t *uids;
+	size_t i, k, nu = 0;
+	cbb_grpc_t g;
+	int rc = 0;
+
+	uids = calloc(n + 1, sizeof(*uids));
+	if (!uids)
+		return cbb_err(err, "out of memory");
+	for (i = 0; i < n; i++) {
+		uint32_t u = uid_of(&jobs[i]);
+
+		for (k = 0; k < nu && uids[k] != u; k++)
+			;
+		if (k == nu && u != CBB_UID_UNKNOWN && u != 0)
+			uids[nu++] = u;
+	}
 	cbb_err_clear(err);
-	if (cbb_grpc_open(&g, cfg, 0, err) < 0) {
+	if (nu && cbb_grpc_open(&g, cfg, 0, err) < 0) {
 		cbb_grpc_close(&g);
-		cbb_buf_free(&rx);
+		free(uids);
 		return -1;
 	}
-	rc = cbb_conduit_query(&g, "", rx.data, out, &again, err);
-	cbb_grpc_close(&g);
-	cbb_buf_free(&rx);
+	for (i = 0; i < nu && rc == 0; i++)
+		rc = query_user(&g, uids[i], jobs, n, out, err);
+	if (nu)
+		cbb_grpc_close(&g);
+	free(uids);
 	return rc;
 }
 
@@ -371,11 +434,12 @@ int cbb_cmd_status(int argc, char **argv)
 		}
 	}
 	cbb_err_clear(&qerr);
-	if (rc == 0 && sd.n && query_all(&cfg, jobs, sd.n, &t, &qerr) < 0) {
+	if (rc == 0 && sd.n &&
+	    query_all(&cfg, jobs, sd.n, &t, &qerr) < 0) {
 		have_t = false;
 		rc = 1;
 		if (!o.json)
-			fprintf(stderr, "conduit-bb: the Query for %zu job%s failed: "
+			fprintf(stderr, "conduit-bb: a Query for %zu job%s failed: "
 				"%s (StateDir's side only below)\n", sd.n,
 				sd.n == 1 ? "" : "s", qerr.msg);
 	}

@@ -4,7 +4,8 @@
 # waiting on an outage, running, staging out), with StateDir and the
 # client key owned by nobody as SlurmUser's would be, run as root (it
 # becomes StateDir's owner).  Asserts the rows, that exactly one Query was
-# sent for all the jobs, --stuck, --all, --json, and the server down.
+# sent for all the jobs (one user's, asked as that user), --stuck, --all,
+# --json, and the server down.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here" || exit 2
@@ -30,7 +31,7 @@ status
 [ "$rc" -eq 0 ] || fail "exit $rc: $(cat "$t/err")"
 [ "$queries" -eq 1 ] || fail "$queries Queries, not 1"
 # that one Query matched every transfer of the five jobs: 2 + 2 + 2 + 1
-tail -n 1 "$t/server/rpc.log" | grep -q '"cn": "conduit-service".*"matched": 7' ||
+tail -n 1 "$t/server/rpc.log" | grep -q '"cn": "conduit-service".*"user": "61001".*"matched": 7' ||
 	fail "the Query did not match the 7 transfers: $(tail -n 1 "$t/server/rpc.log")"
 row "$running" 'cbbuser +in +0 +0/2 +0 B +- +[0-9ms]+ +running$'
 row "$failed" 'cbbuser +in +0 +0/2 +0 B +- +[0-9ms]+ +FAILED$'
@@ -77,7 +78,7 @@ sh tests/conduit/server-ctl.sh stop "$t/server"
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" status >"$t/out" 2>"$t/err"
 rc=$?
 [ "$rc" -eq 1 ] || fail "server down: exit $rc"
-grep -q "^conduit-bb: the Query for 5 jobs failed: conduit: connect to 127.0.0.1:[0-9]* refused" "$t/err" ||
+grep -q "^conduit-bb: a Query for 5 jobs failed: conduit: connect to 127.0.0.1:[0-9]* refused" "$t/err" ||
 	fail "server down: stderr $(cat "$t/err")"
 row "$running" '- +in +0 +0/2 .* unknown$'
 echo "ok"
