@@ -61,35 +61,56 @@ CLIENT_LIBS := $(shell $(PKG_CONFIG) --libs libcurl libprotobuf-c jansson libcry
 MOD_LIBS    := $(shell $(PKG_CONFIG) --libs libprotobuf-c jansson 2>/dev/null) -ldl
 
 # The parts (docs/architecture.md): core is shared, bb and switch are the
-# two halves, cli is `conduit-bb`; module.c joins the halves.
+# two halves, cli is `conduit-bb`; module.c joins the halves.  bb is in
+# layers, a folder each: lang (the directive language), names (how a
+# job's transfers and StateDir files are named), wire (Conduit's API),
+# state (StateDir), sched (what Slurm says and is told), engine (the
+# stage engine), hooks (the Lua glue).
 CORE   := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
           core/config_values core/log core/bytes \
           core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run
-BB     := bb/words bb/script bb/symbols bb/directive bb/directive_check bb/directive_json bb/conduit bb/conduit_reply bb/key \
-          bb/job bb/pick bb/stage bb/stage_records bb/stage_aside bb/stage_verdict bb/stage_poll \
-          bb/stage_teardown bb/stage_validate bb/stage_sweep bb/stage_find bb/stage_array bb/statefile bb/state_dir \
-          bb/state_marks bb/state_shared bb/state_sweep bb/array bb/jobstate \
-          bb/status bb/outcome bb/audit bb/account
+BB_LANG  := bb/lang/words bb/lang/script bb/lang/symbols bb/lang/directive bb/lang/directive_check \
+            bb/lang/directive_json
+BB_NAMES := bb/names/key
+BB_WIRE  := bb/wire/conduit bb/wire/conduit_reply
+BB_STATE := bb/state/records bb/state/dir bb/state/marks bb/state/shared bb/state/forget
+BB_SCHED := bb/sched/jobstate bb/sched/outcome bb/sched/audit
+BB_ENGINE := bb/engine/job bb/engine/pick bb/engine/stage bb/engine/stage_records bb/engine/stage_aside \
+          bb/engine/stage_verdict bb/engine/stage_poll bb/engine/stage_teardown bb/engine/stage_validate \
+          bb/engine/stage_sweep bb/engine/stage_find bb/engine/stage_array bb/engine/array \
+          bb/engine/bbstat bb/engine/account
+BB     := $(BB_LANG) $(BB_NAMES) $(BB_WIRE) $(BB_STATE) $(BB_SCHED) $(BB_ENGINE)
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
-MOD    := core/luahost bb/bbcall bb/hooks_bb bb/hooks_stage bb/hooks_report \
+MOD    := core/luahost bb/hooks/call bb/hooks/submit bb/hooks/staging bb/hooks/report \
           switch/jobinfo_lua switch/hooks_switch switch/hooks_step module
 # conduit-bb checks scripts offline: no Lua, no network.
 CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/config \
            core/config_values core/log \
-           bb/words bb/script bb/symbols bb/directive bb/directive_check switch/netreq cli/check
+           bb/lang/words bb/lang/script bb/lang/symbols bb/lang/directive bb/lang/directive_check \
+           switch/netreq cli/check
 # ... and its admin commands (doctor, status, metrics) talk to Conduit and
 # read StateDir through the module's own code.
-CLI_ADMIN := bb/directive_json core/bytes core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run bb/conduit bb/conduit_reply bb/key \
-             bb/statefile bb/state_dir bb/state_marks bb/state_shared bb/state_sweep bb/audit \
+CLI_ADMIN := bb/lang/directive_json core/bytes core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run \
+             core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run \
+             $(BB_WIRE) $(BB_NAMES) $(BB_STATE) bb/sched/audit \
              switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
              cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics cli/metrics_read cli/metrics_render \
              cli/apart
-HDRS   := $(wildcard src/*/*.h)
+HDRS   := $(wildcard src/*/*.h src/bb/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
-# the one-way rule (core <- bb, core <- switch; never bb <-> switch);
-# tests/layout-check.sh states it again over the #include lines.
-INC_ALL := -Isrc/core -Isrc/bb -Isrc/switch -I$(GEN)
+# the one-way rule (core <- bb, core <- switch; never bb <-> switch; and
+# inside bb each layer only those below it); tests/layout-check.sh
+# states it again over the #include lines.
+I_LANG   := -Isrc/bb/lang
+I_NAMES  := -Isrc/bb/names
+I_WIRE   := -Isrc/bb/wire -I$(GEN)
+I_STATE  := -Isrc/bb/state
+I_SCHED  := -Isrc/bb/sched
+I_ENGINE := -Isrc/bb/engine
+I_HOOKS  := -Isrc/bb/hooks
+I_BB     := $(I_LANG) $(I_NAMES) $(I_WIRE) $(I_STATE) $(I_SCHED) $(I_ENGINE) $(I_HOOKS)
+INC_ALL := -Isrc/core $(I_BB) -Isrc/switch
 INC     = $(INC_ALL)
 
 # What needs no Lua (core, bb, switch but their Lua glue, the generated
@@ -103,7 +124,13 @@ CLI    := $(B)/conduit-bb
 CLI_OWN    := $(filter cli/%,$(CLI_SRC) $(CLI_ADMIN))
 CLI_SHARED := $(filter-out cli/%,$(CLI_SRC) $(CLI_ADMIN))
 $(PIC)/core/%.o $(LB)/core/%.o: INC = -Isrc/core
-$(PIC)/bb/%.o $(LB)/bb/%.o: INC = -Isrc/core -Isrc/bb -I$(GEN)
+$(PIC)/bb/lang/%.o: INC = -Isrc/core $(I_LANG)
+$(PIC)/bb/names/%.o: INC = -Isrc/core $(I_NAMES)
+$(PIC)/bb/wire/%.o: INC = -Isrc/core $(I_NAMES) $(I_WIRE)
+$(PIC)/bb/state/%.o: INC = -Isrc/core $(I_NAMES) $(I_STATE)
+$(PIC)/bb/sched/%.o: INC = -Isrc/core $(I_LANG) $(I_SCHED)
+$(PIC)/bb/engine/%.o: INC = -Isrc/core $(I_LANG) $(I_NAMES) $(I_WIRE) $(I_STATE) $(I_SCHED) $(I_ENGINE)
+$(LB)/bb/hooks/%.o: INC = -Isrc/core $(I_BB)
 $(PIC)/switch/%.o $(LB)/switch/%.o: INC = -Isrc/core -Isrc/switch
 
 .PHONY: all check check-fast e2e demo install uninstall fuzz clean deps lua-all bench rpm deb dist
@@ -111,10 +138,10 @@ all: $(SO) $(CLI)
 
 # ---- generated protobuf-c code -------------------------------------
 # (one run makes both: `make -j` must not run it twice at once)
-$(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h &: src/bb/proto/conduit.proto
+$(GEN)/conduit.pb-c.c $(GEN)/conduit.pb-c.h &: src/bb/wire/proto/conduit.proto
 	@mkdir -p $(GEN)
 	@echo "  PROTOC  $<"
-	@protoc-c -Isrc/bb/proto --c_out=$(GEN) $<
+	@protoc-c -Isrc/bb/wire/proto --c_out=$(GEN) $<
 
 # ---- the module ------------------------------------------------------
 $(PIC)/%.o: src/%.c $(HDRS) $(GEN)/conduit.pb-c.h
@@ -139,7 +166,7 @@ $(SO): $(addprefix $(PIC)/,$(addsuffix .o,$(CORE) $(BB) $(SWITCH)) conduit.pb-c.
 	  -Wl,-z,nodelete -Wl,-z,relro,-z,now -Wl,--as-needed $(MOD_LIBS) -lpthread $(LDFLAGS)
 
 # ---- the command-line tool (no Lua) ----------------------------------
-$(B)/cli/%.o: src/%.c $(HDRS) $(wildcard src/cli/*.h) $(GEN)/conduit.pb-c.h
+$(B)/cli/%.o: src/%.c $(HDRS) $(GEN)/conduit.pb-c.h
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) $(CFLAGS_BASE) $(INC) $(DEP_CFLAGS) $(CFLAGS) -c $< -o $@

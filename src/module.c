@@ -7,9 +7,7 @@
  * cheap and keep no state in C statics.
  */
 #include "compat.h"
-#include "hooks_bb.h"
-#include "hooks_report.h"
-#include "hooks_stage.h"
+#include "hooks.h"
 #include "hooks_step.h"
 #include "hooks_switch.h"
 

@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.." || exit 2
 dirs=${OBJ_DIRS:-build/pic build/lua5.4}
 objs=""
 for d in $dirs; do
-	objs="$objs $(cd "$d" 2>/dev/null && ls core/*.o bb/*.o switch/*.o module.o 2>/dev/null |
+	objs="$objs $(cd "$d" 2>/dev/null && ls core/*.o bb/*.o bb/*/*.o switch/*.o module.o 2>/dev/null |
 		sed "s,^,$d/,")"
 done
 if [ -z "$(echo $objs)" ]; then

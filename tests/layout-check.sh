@@ -2,7 +2,16 @@
 # layout-check.sh - the parts of src/ depend one way (docs/architecture.md):
 #
 #   core    includes only core
-#   bb      includes core and bb (and the generated conduit.pb-c.h)
+#   bb      includes core and bb, and inside bb each layer only itself
+#           and the layers below it:
+#             lang    the directive language     (core)
+#             names   transfer comments, StateDir file names (core)
+#             wire    Conduit's API              (names; the generated
+#                                                 conduit.pb-c.h)
+#             state   StateDir                   (names)
+#             sched   what Slurm says and is told (lang)
+#             engine  the stage engine           (all of the above)
+#             hooks   the Lua glue               (all of bb)
 #   switch  includes core and switch
 #   cli, module.c  may include any part (and cli its own headers)
 #
@@ -17,14 +26,21 @@
 # it after a build; make check does).
 cd "$(dirname "$0")/.." || exit 1
 bad=0
-for f in src/*/*.c src/*/*.h src/*.c; do
+BB_ALL="bb/lang bb/names bb/wire bb/state bb/sched bb/engine bb/hooks"
+for f in src/*/*.c src/*/*.h src/bb/*/*.c src/bb/*/*.h src/*.c; do
 	part=${f#src/}
 	case $part in
 	core/*) allowed="core" ;;
-	bb/*) allowed="core bb" ;;
+	bb/lang/*) allowed="core bb/lang" ;;
+	bb/names/*) allowed="core bb/names" ;;
+	bb/wire/*) allowed="core bb/names bb/wire" ;;
+	bb/state/*) allowed="core bb/names bb/state" ;;
+	bb/sched/*) allowed="core bb/lang bb/sched" ;;
+	bb/engine/*) allowed="core bb/lang bb/names bb/wire bb/state bb/sched bb/engine" ;;
+	bb/*) allowed="core $BB_ALL" ;;
 	switch/*) allowed="core switch" ;;
-	cli/*) allowed="core bb switch cli" ;;
-	*) allowed="core bb switch" ;;
+	cli/*) allowed="core $BB_ALL switch cli" ;;
+	*) allowed="core $BB_ALL switch" ;;
 	esac
 	n=0
 	while IFS= read -r line; do
@@ -35,9 +51,9 @@ for f in src/*/*.c src/*/*.h src/*.c; do
 		esac
 		h=${line#\#include \"}
 		h=${h%%\"*}
-		[ "$h" = conduit.pb-c.h ] && case $part in bb/*) continue ;; esac
+		[ "$h" = conduit.pb-c.h ] && case $part in bb/wire/*) continue ;; esac
 		home=
-		for p in core bb switch cli; do
+		for p in core $BB_ALL switch cli; do
 			[ -f "src/$p/$h" ] && home=$p
 		done
 		ok=0
@@ -78,6 +94,13 @@ for f in src/*; do
 	case $f in
 	src/core | src/bb | src/switch | src/cli | src/module.c | src/conduit_bb.map) ;;
 	*) echo "$f: put it in a part (src/core, src/bb, src/switch, src/cli)"; bad=1 ;;
+	esac
+done
+# ... and nothing in bb but its layers.
+for f in src/bb/*; do
+	case " $BB_ALL " in
+	*" ${f#src/} "*) ;;
+	*) echo "$f: put it in a layer of bb ($BB_ALL)"; bad=1 ;;
 	esac
 done
 sh tests/cycle-check.sh || bad=1

@@ -88,10 +88,10 @@ fuzz: $(B)/fuzz/fuzz_parse
 	  -timeout=5 -print_final_stats=1 -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/work
 
 # Python messages for the Conduit test server, from the same proto.
-$(GEN)/py/conduit_pb2.py: src/bb/proto/conduit.proto
+$(GEN)/py/conduit_pb2.py: src/bb/wire/proto/conduit.proto
 	@mkdir -p $(GEN)/py
 	@echo "  PROTOC  $< (python)"
-	@protoc -Isrc/bb/proto --python_out=$(GEN)/py --grpc_out=$(GEN)/py \
+	@protoc -Isrc/bb/wire/proto --python_out=$(GEN)/py --grpc_out=$(GEN)/py \
 	  --plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $<
 
 # The module itself under ASan+UBSan, loaded by busted with libasan preloaded.

@@ -164,9 +164,9 @@ if [ -n "$SWITCH_PLUGIN" ]; then
 		exit 1
 	}
 fi
-in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/bb/proto \
+in_root sh -c "mkdir -p $E2E_SRC/build/gen/py && protoc -I$E2E_SRC/src/bb/wire/proto \
 	--python_out=$E2E_SRC/build/gen/py --grpc_out=$E2E_SRC/build/gen/py \
-	--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $E2E_SRC/src/bb/proto/conduit.proto"
+	--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $E2E_SRC/src/bb/wire/proto/conduit.proto"
 umount_root
 
 # configs

@@ -13,7 +13,7 @@
 #include "outcome.h"
 #include "stage.h"
 #include "statefile.h"
-#include "status.h"
+#include "bbstat.h"
 
 /*
  * A fresh StateDir handle for each call (the one before it closed), so

@@ -11,14 +11,14 @@
  * replaced, so they parse without expanding; job_process and paths see
  * the user's own script and expand.
  */
-#include "hooks_stage.h"
+#include "hooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "bbcall.h"
+#include "call.h"
 #include "key.h"
 #include "outcome.h"
 #include "stage.h"

@@ -1,5 +1,5 @@
 /* bbcall.c - see bbcall.h */
-#include "bbcall.h"
+#include "call.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* status.c - see status.h */
-#include "status.h"
+#include "bbstat.h"
 
 #include <jansson.h>
 #include <stdio.h>

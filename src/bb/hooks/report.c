@@ -5,7 +5,7 @@
  * slurm_bb_paths (inside slurmctld: local work only, the NAME=value
  * lines Slurm adds to the job's environment; docs/user.md lists them).
  */
-#include "hooks_report.h"
+#include "hooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,11 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bbcall.h"
+#include "call.h"
 #include "directive_json.h"
 #include "key.h"
 #include "statefile.h"
-#include "status.h"
+#include "bbstat.h"
 
 #define CBB_STATUS_TIMEOUT_MS 5000   /* get_status blocks slurmctld */
 

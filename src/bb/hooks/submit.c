@@ -7,11 +7,11 @@
  * not even an AuditLog hook record (an AuditLog on a slow filesystem
  * would stall the scheduler).
  */
-#include "hooks_bb.h"
+#include "hooks.h"
 
 #include <string.h>
 
-#include "bbcall.h"
+#include "call.h"
 #include "stage.h"
 #include "statefile.h"
 
