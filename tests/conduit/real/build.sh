@@ -44,11 +44,11 @@ esac
 
 for t in $TARS; do
 	[ -f "$VENDOR/$t" ] || {
-		echo "real Conduit: no $VENDOR/$t; put Conduit's, grpckrb's and goqu's source tarballs in ../shared/vendor/ (or CBB_CONDUIT_VENDOR=DIR) to build it"
+		echo "real Conduit: skipped, no $VENDOR/$t (put $TARS in ../shared/vendor/ or set CBB_CONDUIT_VENDOR=DIR, then: sh tests/conduit/real/smoke.sh)"
 		exit 77
 	}
 done
-[ "$(id -u)" = 0 ] || { echo "real Conduit: building needs root (debootstrap, chroot)"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "real Conduit: skipped, building needs root (debootstrap, chroot): run as root"; exit 77; }
 
 # the e2e helpers: debian_mirror, mount_root, umount_root, log (R is ours)
 CBB_E2E_SLURM=24.11
@@ -70,6 +70,9 @@ golang-github-andybalholm-brotli-dev golang-github-fatih-color-dev
 golang-github-mitchellh-go-homedir-dev golang-github-moby-term-dev golang-github-morikuni-aec-dev
 golang-github-containerd-console-dev golang-github-buger-goterm-dev
 golang-github-common-nighthawk-go-figure-dev"
+# not inputs of the binaries: what real-ctl.sh needs to run the stack
+# inside this root too (chroot mode, as in an e2e root)
+RUN_PKGS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc procps"
 
 # one build at a time (flock -o: nothing started here may keep the lock)
 exec 9>"$R.lock"
@@ -108,20 +111,20 @@ if [ ! -f "$R/.conduit-bb-root" ]; then
 	in_root apt-get update -qq
 	# shellcheck disable=SC2086
 	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends $PKGS >"$R.apt.log" 2>&1 || { tail -20 "$R.apt.log" >&2; exit 1; }
+		--no-install-recommends $PKGS $RUN_PKGS >"$R.apt.log" 2>&1 || { tail -20 "$R.apt.log" >&2; exit 1; }
 	in_root apt-get clean
-	echo "$PKGS" > "$R/.conduit-bb-pkgs"
+	echo "$PKGS $RUN_PKGS" > "$R/.conduit-bb-pkgs"
 	echo "root: $(( $(now) - t0 )) s" > "$R/.conduit-bb-root.time"
 	touch "$R/.conduit-bb-root"
-elif [ "$(cat "$R/.conduit-bb-pkgs" 2>/dev/null)" != "$PKGS" ]; then
+elif [ "$(cat "$R/.conduit-bb-pkgs" 2>/dev/null)" != "$PKGS $RUN_PKGS" ]; then
 	mount_root
 	log "real Conduit: the package list changed; installing it"
 	in_root apt-get update -qq
 	# shellcheck disable=SC2086
 	in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-		--no-install-recommends $PKGS >"$R.apt.log" 2>&1 || { tail -20 "$R.apt.log" >&2; exit 1; }
+		--no-install-recommends $PKGS $RUN_PKGS >"$R.apt.log" 2>&1 || { tail -20 "$R.apt.log" >&2; exit 1; }
 	in_root apt-get clean
-	echo "$PKGS" > "$R/.conduit-bb-pkgs"
+	echo "$PKGS $RUN_PKGS" > "$R/.conduit-bb-pkgs"
 fi
 
 # the inputs of the binaries

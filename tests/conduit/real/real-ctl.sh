@@ -22,9 +22,10 @@
 #
 # Environment:
 #   CBB_CONDUIT_BIN    the binaries: conduit-server, conduit-runner,
-#                      conduit-fta, etcd (default: build.sh's, in the
-#                      cached root; inside another root, where they were
-#                      copied: build.sh --install ROOT puts them in
+#                      conduit-fta, etcd (default: build.sh --print-bin,
+#                      which builds them if needed and exits 77 without
+#                      ../shared/vendor; inside another root, where they
+#                      were copied: build.sh --install ROOT puts them in
 #                      ROOT/opt/conduit-real/bin)
 #   CBB_CONDUIT_USERS  "name:uid ..." made local users if missing (default
 #                      "cbbuser:61001 otheruser:61002", the busted specs'
@@ -50,7 +51,7 @@ cmd=$1
 dir=$2
 port=${3:-}
 py=${CBB_PYTHON:-/usr/bin/python3}
-bin=${CBB_CONDUIT_BIN:-${CBB_CONDUIT_ROOT:-${CBB_E2E_ROOTS:-/var/tmp}/conduit-bb-conduit}/opt/conduit-real/bin}
+bin=${CBB_CONDUIT_BIN:-}
 users=${CBB_CONDUIT_USERS:-cbbuser:61001 otheruser:61002}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
@@ -279,6 +280,15 @@ start_rqlite() {
 }
 
 start() {
+	if [ -z "$bin" ]; then
+		# on the host: the cached build (made now if its inputs changed;
+		# exit 77 with build.sh's line when ../shared/vendor is missing)
+		bin=$(sh "$real/build.sh" --print-bin) || {
+			rc=$?
+			[ $rc -eq 77 ] && echo "$bin"
+			exit $rc
+		}
+	fi
 	for b in conduit-server conduit-runner conduit-fta etcd; do
 		[ -x "$bin/$b" ] || {
 			say "no $bin/$b: build it with tests/conduit/real/build.sh (or set CBB_CONDUIT_BIN)"
