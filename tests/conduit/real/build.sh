@@ -77,7 +77,11 @@ RUN_PKGS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-gr
 # one build at a time (flock -o: nothing started here may keep the lock)
 exec 9>"$R.lock"
 flock -w 3600 9 || { log "real Conduit: $R.lock is held"; exit 1; }
-trap 'umount_root' EXIT
+# unmount at exit only what this run mounted (a stack may be running in
+# the root in chroot mode, on mounts of its own)
+mounted_here=
+mount_here() { mount_root; mounted_here=1; }
+trap '[ -z "$mounted_here" ] || umount_root' EXIT
 
 now() { date +%s; }
 
@@ -106,7 +110,7 @@ if [ ! -f "$R/.conduit-bb-root" ]; then
 	printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d"
 	chmod 755 "$R/usr/sbin/policy-rc.d"
 	echo 'Acquire::Check-Valid-Until "false";' > "$R/etc/apt/apt.conf.d/99conduit-bb"
-	mount_root
+	mount_here
 	log "real Conduit: installing Go 1.24, Go libraries, etcd, rsync in the root"
 	in_root apt-get update -qq
 	# shellcheck disable=SC2086
@@ -117,7 +121,7 @@ if [ ! -f "$R/.conduit-bb-root" ]; then
 	echo "root: $(( $(now) - t0 )) s" > "$R/.conduit-bb-root.time"
 	touch "$R/.conduit-bb-root"
 elif [ "$(cat "$R/.conduit-bb-pkgs" 2>/dev/null)" != "$PKGS $RUN_PKGS" ]; then
-	mount_root
+	mount_here
 	log "real Conduit: the package list changed; installing it"
 	in_root apt-get update -qq
 	# shellcheck disable=SC2086
@@ -136,7 +140,7 @@ key=$(echo "$key" | sha256sum | cut -c1-64)
 if [ "$(cat "$R$OUT/stamp" 2>/dev/null)" != "$key" ]; then
 	t0=$(now)
 	log "real Conduit: building conduit-server, -runner, -fta and the CLI (Go, CGO_ENABLED=0)"
-	mount_root
+	mount_here
 	W=$R$BUILD/gopath/src
 	rm -rf "$R$BUILD/gopath" "$R$OUT"
 	mkdir -p "$W/github.com/lanl" "$W/github.com/kpelzel" "$W/github.com/doug-martin/goqu" "$R$OUT/bin"

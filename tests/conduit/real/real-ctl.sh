@@ -39,10 +39,12 @@
 #                      (default build/gen/py, else made in DIR/py)
 # Inside a chroot: run it there with the project's tree and the binaries
 # inside the root, e.g.
-#   chroot ROOT env CBB_CONDUIT_BIN=/opt/conduit-real/bin \
+#   build.sh --install ROOT
+#   chroot ROOT env CBB_CONDUIT_BIN=/opt/conduit-real/bin CBB_CONDUIT_USERS=none \
 #     sh /opt/conduit-bb/tests/conduit/real/real-ctl.sh start /var/lib/conduit-real 24600
 # (the root needs rsync, python3-grpcio, python3-protobuf, protoc and
-# grpc_python_plugin, and /proc mounted).
+# grpc_python_plugin, /proc and /dev mounted; the same command with `stop`
+# ends it).  etcd's peer URL is plain http on 127.0.0.1 (one member).
 set -eu
 real=$(cd "$(dirname "$0")" && pwd)
 here=$(cd "$real/../../.." && pwd)
