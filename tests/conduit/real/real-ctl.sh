@@ -309,6 +309,10 @@ start() {
 	set -- $(cat "$dir/ports")
 	cport=$1 eport=$2 epeer=$3 runport=$5
 	echo "$cport" > "$dir/port"
+	if ! alive server && port_open "$cport"; then
+		say "port $cport (Conduit's) is in use by another program"
+		exit 1
+	fi
 	# the FTA runs as the transfer's user: it reads conf/ and the CA
 	chmod 0755 "$dir"
 	make_conf
