@@ -75,10 +75,9 @@ BB_NAMES := bb/names/key
 BB_WIRE  := bb/wire/conduit bb/wire/conduit_reply
 BB_STATE := bb/state/records bb/state/dir bb/state/marks bb/state/shared bb/state/forget
 BB_SCHED := bb/sched/jobstate bb/sched/outcome bb/sched/audit
-BB_ENGINE := bb/engine/job bb/engine/pick bb/engine/stage bb/engine/stage_records bb/engine/stage_aside \
-          bb/engine/stage_verdict bb/engine/stage_poll bb/engine/stage_teardown bb/engine/stage_validate \
-          bb/engine/stage_sweep bb/engine/stage_find bb/engine/stage_array bb/engine/array \
-          bb/engine/bbstat bb/engine/account
+BB_ENGINE := bb/engine/job bb/engine/pick bb/engine/facts bb/engine/decision bb/engine/decide bb/engine/requeue \
+          bb/engine/act bb/engine/stage bb/engine/when bb/engine/teardown bb/engine/validate \
+          bb/engine/sweep bb/engine/array bb/engine/bbstat bb/engine/account
 BB     := $(BB_LANG) $(BB_NAMES) $(BB_WIRE) $(BB_STATE) $(BB_SCHED) $(BB_ENGINE)
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/hooks/call bb/hooks/submit bb/hooks/staging bb/hooks/report \

@@ -43,10 +43,10 @@ cat > "$R$JOBS/climate.sh" <<'JOB'
 #!/bin/bash
 #SBATCH --job-name=climate
 #SBATCH --output=/home/alice/jobs/climate-%j.out
-#CONDUIT_PRE  cp -r /data/climate /home/alice/jobs/input-%j
-#CONDUIT_POST cp -r /home/alice/jobs/results-%j /data/results/run-%j
-in=/home/alice/jobs/input-$SLURM_JOB_ID
-out=/home/alice/jobs/results-$SLURM_JOB_ID
+#CONDUIT_PRE  cp -r /data/climate /home/alice/jobs/input-%j/
+#CONDUIT_POST cp -r /home/alice/jobs/run-%j /data/results/run-%j
+in=/home/alice/jobs/input-$SLURM_JOB_ID/climate
+out=/home/alice/jobs/run-$SLURM_JOB_ID
 mkdir -p "$out"
 echo "staged in: $(wc -l < "$in/daily-2026.csv") lines from $CONDUIT_BB_STAGE_IN_COUNT directive(s)"
 echo "station,mean,max" > "$out/summary.csv"

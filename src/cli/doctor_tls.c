@@ -249,9 +249,8 @@ void doctor_check_server(doctor_t *d)
 	char sub[256] = "CN=?", version[128];
 	cbb_grpc_t g;
 	cbb_err_t err;
-	bool again;
+	cbb_answer_t answer;
 	unsigned ms;
-	int rc;
 
 	if (!c->server_host) {
 		doctor_say(&d->rep, RES_FAIL, "server", "ConduitServer is not set in %s; "
@@ -269,13 +268,14 @@ void doctor_check_server(doctor_t *d)
 	/* a comment no transfer has, for a user named (never an empty one,
 	 * conduit.h) that needs no account on the server: Conduit takes a
 	 * name as it is; the answer is empty */
-	rc = cbb_conduit_query(&g, "conduit-bb-doctor", "^CONDUIT-BB-DOCTOR:$",
-			       &t, &again, &err);
+	answer = cbb_conduit_query(&g, "conduit-bb-doctor",
+				   "^CONDUIT-BB-DOCTOR:$", &t, &err);
 	ms = cbb_grpc_spent_ms(&g);
-	if (rc < 0) {
+	if (answer != CBB_ANSWER_OK) {
 		doctor_say(&d->rep, RES_FAIL, "server", "%s:%u did not answer a Query "
 		    "with ClientCert %s (%s): %s; %s", c->server_host,
-		    c->server_port, sub, again ? "no answer" : "refused",
+		    c->server_port, sub, answer == CBB_ANSWER_REFUSED ?
+		    "refused" : "no answer",
 		    err.msg, server_hint(err.msg));
 		cbb_grpc_close(&g);
 		return;

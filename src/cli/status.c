@@ -268,8 +268,7 @@ static int query_user(cbb_grpc_t *g, uint32_t uid, job_t *jobs, size_t n,
 	uint32_t *ids;
 	size_t i, k, m;
 	char user[16];
-	bool again;
-	int rc;
+	cbb_answer_t answer;
 
 	ids = calloc(2 * n + 1, sizeof(*ids));
 	if (!ids)
@@ -302,9 +301,9 @@ static int query_user(cbb_grpc_t *g, uint32_t uid, job_t *jobs, size_t n,
 	}
 	free(ids);
 	snprintf(user, sizeof(user), "%lu", (unsigned long)uid);
-	rc = cbb_conduit_query(g, user, rx.data, &got, &again, err);
+	answer = cbb_conduit_query(g, user, rx.data, &got, err);
 	cbb_buf_free(&rx);
-	if (rc < 0)
+	if (answer != CBB_ANSWER_OK)
 		return -1;
 	v = realloc(out->v, (out->n + got.n + 1) * sizeof(*v));
 	if (!v) {

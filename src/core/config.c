@@ -96,6 +96,7 @@ static const key_t_ keys[] = {
 	{ "RequestTimeout", cbb_set_duration, OFF(request_timeout_ms), "10" },
 	{ "SubmitValidation", cbb_set_validation, 0, "local" },
 	{ "SubmitTimeout", cbb_set_duration, OFF(submit_timeout_ms), "2" },
+	{ "DataMover", cbb_set_mover, 0, "rsync" },
 	{ "Directive", cbb_set_word, OFF(directive), "CONDUIT" },
 	{ "MaxDirectives", NULL, OFF(max_directives), "100" },
 	{ "MaxSourceBytes", NULL, OFF(max_source_bytes), "4000" },

@@ -30,6 +30,12 @@ typedef enum {
 	CBB_VALIDATE_REMOTE = 1,
 } cbb_validation_t;
 
+/* How Conduit's data mover places a directory (DataMover=). */
+typedef enum {
+	CBB_MOVER_RSYNC = 0, /* Conduit's rsync plugin: a tree keeps its name */
+	CBB_MOVER_PFTOOL = 1, /* pftool (pfcp -R): as POSIX cp -r */
+} cbb_mover_t;
+
 typedef struct {
 	char *v[CBB_PREFIX_MAX];
 	size_t n;
@@ -46,6 +52,7 @@ typedef struct {
 	unsigned request_timeout_ms;
 	unsigned submit_timeout_ms;
 	cbb_validation_t submit_validation;
+	cbb_mover_t mover;   /* DataMover= */
 	char directive[CBB_DIRECTIVE_MAX + 1];
 	unsigned max_directives;
 	unsigned max_source_bytes;

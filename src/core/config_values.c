@@ -346,6 +346,21 @@ int cbb_set_validation(cbb_config_t *c, const char *val, void *field,
 	return cbb_err(err, "'%s' is neither local nor remote", val);
 }
 
+int cbb_set_mover(cbb_config_t *c, const char *val, void *field,
+		  cbb_err_t *err)
+{
+	(void)field;
+	if (!strcasecmp(val, "rsync")) {
+		c->mover = CBB_MOVER_RSYNC;
+		return 0;
+	}
+	if (!strcasecmp(val, "pftool")) {
+		c->mover = CBB_MOVER_PFTOOL;
+		return 0;
+	}
+	return cbb_err(err, "'%s' is neither rsync nor pftool", val);
+}
+
 void cbb_prefixes_clear(cbb_prefixes_t *p)
 {
 	size_t i;

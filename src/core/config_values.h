@@ -44,6 +44,8 @@ int cbb_set_uint(const char *val, unsigned *dst, unsigned long lo,
 		 unsigned long hi, cbb_err_t *err);
 int cbb_set_env_names(cbb_config_t *c, const char *val, void *field,
 		      cbb_err_t *err);
+int cbb_set_mover(cbb_config_t *c, const char *val, void *field,
+		  cbb_err_t *err);
 int cbb_set_validation(cbb_config_t *c, const char *val, void *field,
 		       cbb_err_t *err);
 void cbb_prefixes_clear(cbb_prefixes_t *p);

@@ -5,12 +5,19 @@ What it reproduces (see docs/testing.md): mTLS with the client
 certificate's CN as identity (conduit-service/conduit-admin may act for a
 user given as uid or name, never root); the transfer state progression
 INIT ... VALIDATION_COMPLETE ... DATA_TRANSFERRING ... FINALIZED with
-progress fields; validation done as the user with Conduit's wording;
-real POSIX copies and moves performed as that user; the 4000-byte source
+progress fields, sizes and rates as strings with units ("1073741824B",
+"49.95MB/s"); validation done as the user with Conduit's wording, its
+destInfo kept when it fails; copies and moves performed as that user the
+way Conduit's rsync mover does them (a tree lands under its own name in
+the destination, a directory without -r is skipped); the 4000-byte source
 cap on StartTransfer; identical-path refusal; regex Query on any field
-(OR/AND) scoped to the caller; StopTransfer (ABORT -> ABORTED); archiving;
-destInfo (what validation found at the destination); state that
-survives a restart.
+(OR/AND) scoped to the caller; StopTransfer (ABORT, then TRANSFER_ERROR
+with ERROR_ABORTED, as the real server ends it); archiving; destInfo
+(what validation found at the destination); the real server's words for
+an unknown uid and for its archive store down; state that survives a
+restart.  Where it still differs from the real server (TLS 1.2 accepted,
+a client certificate required at the handshake, seconds of validation)
+is in docs/testing.md.
 
 Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
   step_ms            delay between states (default 20)
@@ -32,6 +39,12 @@ Fault knobs, re-read from --faults (JSON) on every RPC and worker tick:
                      are held so (default: every start)
   huge_reply_bytes   Query answers carry one extra entry this large
   max_source_bytes   default 4000
+  mover              "rsync" (default: Conduit's rsync plugin) or "pftool"
+                     (pfcp -R, as cp -r): how new transfers place a tree
+  created_offset_ms  new transfers' createdTime this far from now (negative:
+                     transfers that look as old as an earlier job's)
+  archive_down       Query fails as the real server's does while its
+                     archive store (rqlite) is down
   id_suffix          appended to every transfer id in replies (a server
                      that sends ids no record may hold)
   inject             [{"method": "StartTransfer", "code": "CANCELLED",
@@ -337,8 +350,34 @@ def lstat_chain(kind, path):
                        % (kind, path, path, cur, cur, reason))
 
 
+def dest_info(dst):
+    """Conduit's destInfo as its posix plugin finds it (an lstat of the
+    cleaned destination): DEST_IS_DIR (3), DEST_NOT_DIR (2) for anything
+    else there, DEST_NOT_EXIST (1) when only the last name is missing,
+    DEST_NONE (0) when the path cannot be walked to its parent."""
+    d = dst.rstrip("/") or "/"
+    try:
+        st = os.lstat(d)
+    except FileNotFoundError:
+        return 1 if os.path.isdir(os.path.dirname(d) or "/") else 0
+    except OSError:
+        return 0
+    return 3 if stat.S_ISDIR(st.st_mode) else 2
+
+
 def validate(t, uname):
-    """Checks the posix validation plugin makes, done as the user."""
+    """Checks the posix validation plugin makes, done as the user.  Like
+    the real FTA, the destination's destInfo is settled first and kept
+    when a check fails (ErrorPluginETCD stores it with the error)."""
+    dest = dest_info(t["destination"])
+    try:
+        check(t, uname)
+    except Fail as e:
+        return json.dumps({"into": dest == 3, "dest": dest, "error": str(e)})
+    return json.dumps({"into": dest == 3, "dest": dest})
+
+
+def check(t, uname):
     srcs, dst = t["source"], t["destination"]
     move = t["action"] in (1, 3)
     for s in srcs:
@@ -369,15 +408,6 @@ def validate(t, uname):
     if not os.access(target_dir, os.W_OK | os.X_OK):
         raise Fail("user[%s] does not have write permissions for dest parent path[%s]: "
                    "permission denied" % (uname, target_dir))
-    # Conduit's destInfo, settled here (VALIDATION_COMPLETE) and shown
-    # from then on: DEST_IS_DIR (3) when the destination is an existing
-    # directory, so each source lands at destination/basename; else
-    # DEST_NOT_DIR (2) for something else that exists, DEST_NOT_EXIST (1).
-    # A data stage run again (a server restarted in the middle) writes the
-    # same paths.
-    into = os.path.isdir(d)
-    dest = 3 if into else 2 if os.path.lexists(d) else 1
-    return json.dumps({"into": into, "dest": dest})
 
 
 def tree_size(p):
@@ -394,21 +424,34 @@ def tree_size(p):
 
 
 def copy_data(t):
-    """The data stage: copy every source (a move deletes at teardown)."""
-    dst = t["destination"]
-    d = dst.rstrip("/") or "/"
-    into = t["into"] if t.get("into") is not None else os.path.isdir(d)
+    """The data stage, as Conduit's rsync mover does it (the FTA the
+    project tests against): the paths arrive cleaned (no trailing '/'), a
+    directory lands under its own name inside the destination, which is
+    made when it is missing (rsync -r SRC/tree DST gives DST/tree), a
+    file at the destination or inside it when that is a directory, and a
+    directory without -r is skipped ("skipping directory"), moving
+    nothing.  With the "mover": "pftool" knob, as pfcp -R (POSIX cp -r):
+    a new destination is the tree.  A move deletes its sources at
+    teardown."""
+    d = t["destination"].rstrip("/") or "/"
     recursive = t["action"] in (2, 3)
+    pftool = t.get("mover") == "pftool"
     files = dirs = size = 0
     for s in t["source"]:
-        target = os.path.join(d, os.path.basename(s.rstrip("/"))) if into else d
         if os.path.isdir(s) and not os.path.islink(s):
             if not recursive:
-                continue  # like Conduit's posix plugin: silently skipped
+                continue
+            if pftool and not os.path.isdir(d):
+                target = d  # pfcp -R, like cp -r: a new DST is the tree
+            else:
+                os.makedirs(d, exist_ok=True)
+                target = os.path.join(d, os.path.basename(s.rstrip("/")))
             shutil.copytree(s, target, symlinks=True, dirs_exist_ok=True)
         else:
-            shutil.copy2(s, target, follow_symlinks=False)
-        f, dd, z = tree_size(s)
+            into = os.path.isdir(d) and not os.path.islink(d)
+            shutil.copy2(s, os.path.join(d, os.path.basename(s)) if into else d,
+                         follow_symlinks=False)
+        f, dd, z = tree_size(s) if recursive or not os.path.isdir(s) else (0, 0, 0)
         files, dirs, size = files + f, dirs + dd, size + z
     return json.dumps({"files": files, "dirs": dirs, "bytes": size})
 
@@ -426,6 +469,26 @@ def remove_sources(t):
 
 OPS.update({"validate": lambda t: validate(t, t["user"]), "copy": copy_data,
             "remove": remove_sources})
+
+
+def size_text(n):
+    """dataTransferred as Conduit's rsync mover writes it: "<bytes>B"
+    ("" before any data moved)."""
+    return "%dB" % n if n else ""
+
+
+def rate_text(t):
+    """bandwidth as the rsync mover writes it: "49.95MB/s" while data
+    moves (rsync's progress line), "<bytes/s>B" once done (its stats)."""
+    b = t["bandwidth"]
+    if not b:
+        return ""
+    if t["state"] == 24:
+        for unit, div in (("GB/s", 1e9), ("MB/s", 1e6), ("kB/s", 1e3)):
+            if b >= div:
+                return "%.2f%s" % (b / div, unit)
+        return "%.2fB/s" % b
+    return "%.2fB" % b
 
 
 def make_server_class():
@@ -482,8 +545,9 @@ class ServerBase:
                 try:
                     name = pwd.getpwuid(uid).pw_name
                 except KeyError:
-                    raise Fail("error getting user from request: user: unknown userid %s"
-                               % requested)
+                    raise Fail("error getting user from request: conduit-service provided a "
+                               "uid %s in request, but couldn't find user: user: unknown "
+                               "userid %s" % (requested, requested))
             return name, uid, False
         return requested, self.uid_of(requested), False
 
@@ -552,8 +616,8 @@ class ServerBase:
             action=t["action"], source=t["source"],
             destination=t["destination"], user=t["user"], state=t["state"],
             error=t["error"], errorMessage=t["errorMessage"],
-            dataTransferred=str(t["bytes"]), filesTransferred=t["files"],
-            bandwidth=str(t["bandwidth"]), directoriesTransferred=t["dirs"],
+            dataTransferred=size_text(t["bytes"]), filesTransferred=t["files"],
+            bandwidth=rate_text(t), directoriesTransferred=t["dirs"],
             active=t["active"], comment=t["comment"],
             validationOnly=t["validationOnly"], pluginStatus=t["pluginStatus"],
             destInfo=t.get("dest_info", 0))
@@ -582,11 +646,13 @@ class ServerBase:
                            "Please use a directory instead of a wildcard or list of files"
                            % (limit, total))
             t = {"id": str(uuid.uuid4()), "action": request.action,
+                 "mover": self.faults.get().get("mover", "rsync"),
                  "source": list(request.source), "destination": request.destination,
                  "user": name, "uid": uid, "comment": comment, "state": 10, "error": 0,
                  "errorMessage": "", "bytes": 0, "files": 0, "dirs": 0, "bandwidth": 0,
                  "active": True, "validationOnly": validate_only, "pluginStatus": "",
-                 "created": now(), "start": 0, "end": 0, "changed": now(),
+                 "created": now() + self.faults.get().get("created_offset_ms", 0) / 1000.0,
+                 "start": 0, "end": 0, "changed": now(),
                  "archived": False}
             with self.store.lock:
                 self.store.t[t["id"]] = t
@@ -620,6 +686,11 @@ class ServerBase:
             self.faulted("Query", context, (qmap.get("Comment", ""),))
             cn = self.identity(context)
             name, _, everyone = self.resolve_user(cn, request.user, False)
+            if self.faults.get().get("archive_down"):
+                # Conduit reads its archive (rqlite) on every Query
+                raise Fail("failed to get user transfers from rqlite: Post "
+                           "\"http://127.0.0.1:4001/db/query?level=strong\": dial tcp "
+                           "127.0.0.1:4001: connect: connection refused")
             lag = self.faults.get().get("query_lag_ms", 0) / 1000.0
             checks = []
             for k, v in qmap.items():
@@ -665,8 +736,8 @@ class ServerBase:
                   "Destination": t["destination"], "Source": " ".join(t["source"]),
                   "ErrorMessage": t["errorMessage"], "State": state_name(t["state"]),
                   "Error": pb.Error.Name(t["error"]), "Action": pb.Action.Name(t["action"]),
-                  "DataTransferred": str(t["bytes"]), "PluginStatus": t["pluginStatus"],
-                  "FilesTransferred": str(t["files"]), "Bandwidth": str(t["bandwidth"]),
+                  "DataTransferred": size_text(t["bytes"]), "PluginStatus": t["pluginStatus"],
+                  "FilesTransferred": str(t["files"]), "Bandwidth": rate_text(t),
                   "DestInfo": pb.DestInfo.Name(t.get("dest_info", 0))}
         if k in simple:
             return simple[k]
@@ -755,8 +826,11 @@ class Worker(threading.Thread):
                     self.store.live.discard(t["id"])
                     self.store.save()
                 return
-            if st == 2:  # ABORT -> ABORTED
-                t.update(state=3, active=False, changed=now())
+            if st == 2:  # ABORT -> ERROR (ERROR_ABORTED kept), as Conduit's
+                # error handler wins that race on the real server
+                t.update(state=1, active=False, changed=now())
+                if t["start"]:
+                    t["end"] = now()
                 self.store.save()
                 return
             delay = knob(f.get("delay_ms", {}), st, f.get("step_ms", 20))
@@ -794,15 +868,19 @@ class Worker(threading.Thread):
         with self.store.lock:
             if t["state"] != st:  # aborted meanwhile
                 return
-            if not ok:
+            res = json.loads(msg) if ok and st == 14 else {}
+            if res.get("error"):
+                t["dest_info"] = res["dest"]
+                self.fail(t, 22, res["error"])
+            elif not ok:
                 code = {14: 22, 24: 4, 28: 19}[st]
                 self.fail(t, code, msg)
             elif st == 14:
-                res = json.loads(msg)
                 t["into"], t["dest_info"] = res["into"], res["dest"]
                 t.update(state=nxt, changed=now())
-            elif st == 15 and t["validationOnly"]:
-                t.update(active=False, end=now(), changed=now())
+                if t["validationOnly"]:
+                    # a validation ends here: VALIDATION_COMPLETE, inactive
+                    t.update(active=False, end=now())
             else:
                 if st == 24:
                     res = json.loads(msg)

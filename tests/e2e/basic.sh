@@ -9,7 +9,7 @@ write_job stage.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/home/alice/jobs/stage-%j.out
 #CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/a-%j.txt
-#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/set-%j
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/set-%j/
 #CONDUIT_PRE cp /data/in/a.txt /data/in/b.txt /home/alice/jobs/multi/
 #CONDUIT_PRE cp '/data/in/with space.txt' "/home/alice/jobs/with space-%j.txt"
 #CONDUIT_PRE mv /data/mv/m.txt /home/alice/jobs/m-%j.txt
@@ -17,7 +17,7 @@ write_job stage.sh <<'JOB'
 #CONDUIT_POST mv /home/alice/jobs/summary-%j.txt /data/out/summary-%j.txt
 j=$SLURM_JOB_ID
 cd /home/alice/jobs
-if [ "$(cat a-$j.txt set-$j/sub/c.txt multi/b.txt "with space-$j.txt" m-$j.txt)" = \
+if [ "$(cat a-$j.txt set-$j/set/sub/c.txt multi/b.txt "with space-$j.txt" m-$j.txt)" = \
      "$(printf 'alpha\ncharlie\nbravo\nspaced\nmike')" ]; then echo "saw-inputs: yes"; fi
 mkdir -p results-$j && echo "result of $j" > results-$j/r.txt
 echo "summary of $j" > summary-$j.txt
@@ -46,7 +46,7 @@ expect "the job is COMPLETED after stage-out" wait_for 60 state_is "$J" COMPLETE
 expect "stage-out finished before COMPLETED: outputs are in place" \
 	file_is /data/out/summary-$J.txt "summary of $J"
 expect "cp of a file, %j in the destination" file_is "$JOBS/a-$J.txt" alpha
-expect "cp -r of a directory" file_is "$JOBS/set-$J/sub/c.txt" charlie
+expect "cp -r of a directory (into a new one)" file_is "$JOBS/set-$J/set/sub/c.txt" charlie
 expect "cp of two sources into a directory" file_is "$JOBS/multi/b.txt" bravo
 expect "quoted paths with spaces" file_is "$JOBS/with space-$J.txt" spaced
 expect "mv moved (the source is gone)" sh -c "[ -f '$R$JOBS/m-$J.txt' ] && [ ! -e '$R/data/mv/m.txt' ]"

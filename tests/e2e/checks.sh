@@ -42,10 +42,16 @@ starts_of() { rpcs | grep '"method": "StartTransfer"' | grep -c -- "$1"; }
 stops() { rpcs | grep -c '"method": "StopTransfer"'; }
 rpc_has() { rpcs | grep -q -- "$1"; }
 transfers_of() { # state:active:type of a job's transfers, from the server's state
+	# (state "aborted": Conduit's ERROR_ABORTED, whatever state the abort
+	# ended in: TRANSFER_ERROR as a rule, TRANSFER_ABORTED at times)
 	in_root /usr/bin/python3 -c "
 import json,sys
 st=json.load(open('$SRV/state.json'))
-print(' '.join(sorted('%s:%s:%s' % (t['state'], int(t['active']), t['comment'].split(',')[-2]) for t in st.values() if t['comment'].startswith('SLURMJOB:$1,') and not t['validationOnly'])))"
+print(' '.join(sorted('%s:%s:%s' % ('aborted' if t['error'] == 18 else t['state'], int(t['active']), t['comment'].split(',')[-2]) for t in st.values() if t['comment'].startswith('SLURMJOB:$1,') and not t['validationOnly'])))"
+}
+aside_of() { # aside_of PATH K: the one aside attempt K's output at PATH went to
+	set -- $(ls -d "$R$1.conduit-attempt-$2-"* 2>/dev/null)
+	[ $# -eq 1 ] && echo "${1#"$R"}"
 }
 none_active() { ! transfers_of "$1" | grep -q ':1:'; }
 file_is() { [ -f "$R$1" ] && [ "$(cat "$R$1")" = "$2" ]; }

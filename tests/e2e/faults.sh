@@ -8,7 +8,7 @@ write_job forgot.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/dev/null
 #CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/forgot-%j-a.txt
-#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/forgot-%j-set
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/forgot-%j-set/
 cat /home/alice/jobs/forgot-$SLURM_JOB_ID-a.txt > /home/alice/jobs/forgot-$SLURM_JOB_ID.out
 JOB
 faults '{"delay_ms": {"DATA_TRANSFERRING": 30000}}'

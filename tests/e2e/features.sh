@@ -109,9 +109,9 @@ chown 2001:2001 "$R$JOBS/sh"
 write_job shared.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/home/alice/jobs/sh/%A_%a.out
-#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/sh/common-%A
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/sh/common-%A/
 #CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/sh/own-%A-%a.txt
-cat /home/alice/jobs/sh/common-$SLURM_ARRAY_JOB_ID/sub/c.txt /home/alice/jobs/sh/own-$SLURM_ARRAY_JOB_ID-$SLURM_ARRAY_TASK_ID.txt
+cat /home/alice/jobs/sh/common-$SLURM_ARRAY_JOB_ID/set/sub/c.txt /home/alice/jobs/sh/own-$SLURM_ARRAY_JOB_ID-$SLURM_ARRAY_TASK_ID.txt
 JOB
 shared_key() { echo "SLURMJOB:$1,CLUSTER:conduit,RESTART:0,SLURMINDEX:1,SLURMTYPE:CONDUIT_PRE_ARRAY,"; }
 faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}' # held until the cancel below

@@ -10,7 +10,7 @@ write_job restart-in.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/dev/null
 #CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/rin-%j-1.txt
-#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/rin-%j-set
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/rin-%j-set/
 true
 JOB
 write_job restart-out.sh <<'JOB'
@@ -37,7 +37,7 @@ expect "slurmctld restart during stage-in: the job (named 'x JobState=COMPLETED 
 	wait_for 150 state_is "$J5" COMPLETED
 expect "... each stage-in directive transferred exactly once" [ "$(starts_for "$J5")" = 2 ]
 expect "... and nothing was aborted" [ "$(stops)" = "$s0" ]
-expect "... and the data is there" file_is "$JOBS/rin-$J5-set/sub/c.txt" charlie
+expect "... and the data is there" file_is "$JOBS/rin-$J5-set/set/sub/c.txt" charlie
 expect "slurmctld restart during stage-out: the job still completes" wait_for 150 state_is "$J6" COMPLETED
 expect "... the stage-out directive transferred exactly once" [ "$(starts_for "$J6")" = 1 ]
 expect "... and its output landed" file_is "/data/out/rout-$J6.txt" "out of $J6"
@@ -47,11 +47,11 @@ write_job requeue.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/dev/null
 #SBATCH --requeue
-#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/rq-%j-set
+#CONDUIT_PRE cp -r /data/in/set /home/alice/jobs/rq-%j-set/
 #CONDUIT_PRE cp --every-attempt /data/in/a.txt /home/alice/jobs/rq-%j-every.txt
 #CONDUIT_POST cp /home/alice/jobs/rq-%j-out.txt /data/out/rq-%j-out.txt
 echo "attempt ${SLURM_RESTART_COUNT:-0}" > /home/alice/jobs/rq-$SLURM_JOB_ID-out.txt
-ls /home/alice/jobs/rq-$SLURM_JOB_ID-set > /home/alice/jobs/rq-$SLURM_JOB_ID-ls.txt
+ls /home/alice/jobs/rq-$SLURM_JOB_ID-set/set > /home/alice/jobs/rq-$SLURM_JOB_ID-ls.txt
 sleep 4
 JOB
 J7=$(submit requeue.sh)
@@ -70,7 +70,7 @@ expect "requeue: ... the job saw the tree as staged, not nested in itself" \
 expect "requeue: --every-attempt stages in again" \
 	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_PRE,")" = 1 ]
 expect "requeue: ... after attempt 0's copy was moved aside, once" sh -c \
-	"[ \"\$(cat $R$JOBS/rq-$J7-every.txt.conduit-attempt-0)\" = alpha ] &&
+	"[ \"\$(cat $R\$(aside_of $JOBS/rq-$J7-every.txt 0))\" = alpha ] &&
 	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: the interrupted attempt staged out once, as attempt 0" \
 	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:0,SLURMINDEX:3,SLURMTYPE:CONDUIT_POST,")" = 1 ]
@@ -79,7 +79,7 @@ expect "requeue: the final attempt staged out once, as attempt 1" \
 expect "requeue: the final attempt's outputs are what arrived" \
 	file_is "/data/out/rq-$J7-out.txt" "attempt 1"
 expect "requeue: ... the interrupted attempt's moved aside once, whole" sh -c \
-	"[ \"\$(cat $R/data/out/rq-$J7-out.txt.conduit-attempt-0)\" = 'attempt 0' ] &&
+	"[ \"\$(cat $R\$(aside_of /data/out/rq-$J7-out.txt 0))\" = 'attempt 0' ] &&
 	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: bbstat shows each attempt's rows" sh -c \
 	"chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +0 +TRANSFER_FINALIZED' &&
@@ -95,15 +95,16 @@ write_job requeue-out.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/dev/null
 #SBATCH --requeue
-#CONDUIT_POST cp -r /home/alice/jobs/rqo-%j/tree /data/rqo/tree-%j
-#CONDUIT_POST mv -r /home/alice/jobs/rqo-%j/mtree /data/rqo/mtree-%j
+#CONDUIT_POST cp -r /home/alice/jobs/rqo-%j/tree-%j /data/rqo/tree-%j
+#CONDUIT_POST mv -r /home/alice/jobs/rqo-%j/mtree-%j /data/rqo/mtree-%j
 #CONDUIT_POST cp /home/alice/jobs/rqo-%j/res.txt /data/rqo/res-%j.txt
 #CONDUIT_POST mv /home/alice/jobs/rqo-%j/log.txt /data/rqo/log-%j.txt
 k=${SLURM_RESTART_COUNT:-0}
 d=/home/alice/jobs/rqo-$SLURM_JOB_ID
-mkdir -p $d/tree/sub $d/mtree/sub
-echo "attempt $k" > $d/tree/sub/result.txt
-echo "attempt $k" > $d/mtree/sub/result.txt
+j=$SLURM_JOB_ID
+mkdir -p $d/tree-$j/sub $d/mtree-$j/sub
+echo "attempt $k" > $d/tree-$j/sub/result.txt
+echo "attempt $k" > $d/mtree-$j/sub/result.txt
 echo "attempt $k" > $d/res.txt
 echo "attempt $k" > $d/log.txt
 JOB
@@ -117,19 +118,19 @@ expect "... requeued, attempt 1 completes" wait_for 150 sh -c \
 for w in tree mtree; do
 	expect "... $w (cp -r / mv -r): the final attempt's tree at the destination, not nested" sh -c \
 		"[ \"\$(cat $R/data/rqo/$w-$JQ/sub/result.txt)\" = 'attempt 1' ] && [ ! -e $R/data/rqo/$w-$JQ/$w ]"
-	expect "... $w: attempt 0's tree moved aside, whole" \
-		file_is "/data/rqo/$w-$JQ.conduit-attempt-0/sub/result.txt" "attempt 0"
+	expect "... $w: attempt 0's tree moved aside, whole (under its own name in a fresh aside)" sh -c \
+		"a=\$(aside_of /data/rqo/$w-$JQ 0) && [ \"\$(cat $R\$a/$w-$JQ/sub/result.txt)\" = 'attempt 0' ]"
 done
 for w in res log; do
 	expect "... $w (cp / mv of a file): the final attempt's file, attempt 0's aside" sh -c \
-		"[ \"\$(cat $R/data/rqo/$w-$JQ.txt)\" = 'attempt 1' ] && [ \"\$(cat $R/data/rqo/$w-$JQ.txt.conduit-attempt-0)\" = 'attempt 0' ]"
+		"[ \"\$(cat $R/data/rqo/$w-$JQ.txt)\" = 'attempt 1' ] && [ \"\$(cat $R\$(aside_of /data/rqo/$w-$JQ.txt 0))\" = 'attempt 0' ]"
 done
 once_each() { # 4 directives x 2 attempts, 4 move-asides
 	[ "$(starts_of "SLURMJOB:$1,.*SLURMTYPE:CONDUIT_POST,")" = 8 ] &&
 		[ "$(starts_of "SLURMJOB:$1,.*SLURMTYPE:CONDUIT_ASIDE,")" = 4 ]
 }
 expect "... each directive staged out once per attempt, moved aside once" once_each "$JQ"
-expect "... owned by alice" owned_by_alice "/data/rqo/tree-$JQ.conduit-attempt-0/sub/result.txt"
+expect "... owned by alice" owned_by_alice "$(aside_of /data/rqo/tree-$JQ 0)/tree-$JQ/sub/result.txt"
 
 # ---- 7c. requeue during a stage-out ------------------------------------------
 # attempt 0 ends and its stage-out is under way (its copy done, the
@@ -139,11 +140,11 @@ write_job requeue-during.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/dev/null
 #SBATCH --requeue
-#CONDUIT_POST cp -r /home/alice/jobs/rqd-%j/tree /data/rqo/dtree-%j
+#CONDUIT_POST cp -r /home/alice/jobs/rqd-%j/dtree-%j /data/rqo/dtree-%j
 k=${SLURM_RESTART_COUNT:-0}
 d=/home/alice/jobs/rqd-$SLURM_JOB_ID
-mkdir -p $d/tree/sub
-echo "attempt $k" > $d/tree/sub/result.txt
+mkdir -p $d/dtree-$SLURM_JOB_ID/sub
+echo "attempt $k" > $d/dtree-$SLURM_JOB_ID/sub/result.txt
 JOB
 faults '{"delay_ms": {"DATA_COMPLETE": 600000}}' # (held until lifted below)
 JD=$(submit requeue-during.sh)
@@ -157,7 +158,7 @@ faults '{}'
 expect "requeue during stage-out: attempt 1 completes" wait_for 150 sh -c \
 	"[ \"\$(chroot $R squeue -h -t all -j $JD -o '%T')\" = COMPLETED ] && grep -qx 'attempt 1' $R/data/rqo/dtree-$JD/sub/result.txt"
 expect "... the final attempt's tree, not nested; attempt 0's aside" sh -c \
-	"[ ! -e $R/data/rqo/dtree-$JD/tree ] && [ \"\$(cat $R/data/rqo/dtree-$JD.conduit-attempt-0/sub/result.txt)\" = 'attempt 0' ]"
+	"[ ! -e $R/data/rqo/dtree-$JD/dtree-$JD ] && a=\$(aside_of /data/rqo/dtree-$JD 0) && [ \"\$(cat $R\$a/dtree-$JD/sub/result.txt)\" = 'attempt 0' ]"
 
 # ---- 8. the Conduit server goes down during stage-in -------------------------
 write_job down.sh <<'JOB'

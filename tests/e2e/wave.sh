@@ -15,12 +15,12 @@ write_job wave-plain.sh <<'JOB'
 #SBATCH --output=/dev/null
 #SBATCH --requeue
 #CONDUIT_PRE cp /data/in/a.txt /home/alice/wave/%j-a.txt
-#CONDUIT_PRE cp -r /data/in/set /home/alice/wave/%j-set
+#CONDUIT_PRE cp -r /data/in/set /home/alice/wave/%j-set/
 #CONDUIT_PRE cp /data/in/b.txt /home/alice/wave/%j-b.txt
 #CONDUIT_POST cp /home/alice/wave/%j-res.txt /data/wave/%j-res.txt
 #CONDUIT_POST mv /home/alice/wave/%j-log.txt /data/wave/%j-log.txt
 n=/home/alice/wave/$SLURM_JOB_ID
-echo "attempt ${SLURM_RESTART_COUNT:-0} $(cat $n-a.txt) $(ls $n-set)" > $n-res.txt
+echo "attempt ${SLURM_RESTART_COUNT:-0} $(cat $n-a.txt) $(ls $n-set/set)" > $n-res.txt
 echo "log ${SLURM_RESTART_COUNT:-0}" > $n-log.txt
 sleep 30
 JOB
@@ -28,12 +28,12 @@ write_job wave-array.sh <<'JOB'
 #!/bin/bash
 #SBATCH --output=/dev/null
 #CONDUIT_PRE cp /data/in/a.txt /home/alice/wave/%A_%a-a.txt
-#CONDUIT_PRE cp -r /data/in/set /home/alice/wave/%A_%a-set
+#CONDUIT_PRE cp -r /data/in/set /home/alice/wave/%A_%a-set/
 #CONDUIT_PRE cp /data/in/b.txt /home/alice/wave/%A_%a-b.txt
 #CONDUIT_POST cp /home/alice/wave/%A_%a-res.txt /data/wave/%A_%a-res.txt
 #CONDUIT_POST mv /home/alice/wave/%A_%a-log.txt /data/wave/%A_%a-log.txt
 n=/home/alice/wave/${SLURM_ARRAY_JOB_ID}_$SLURM_ARRAY_TASK_ID
-echo "attempt ${SLURM_RESTART_COUNT:-0} $(cat $n-a.txt) $(ls $n-set)" > $n-res.txt
+echo "attempt ${SLURM_RESTART_COUNT:-0} $(cat $n-a.txt) $(ls $n-set/set)" > $n-res.txt
 echo "log ${SLURM_RESTART_COUNT:-0}" > $n-log.txt
 sleep 30
 JOB

@@ -90,10 +90,10 @@ expect "scancel --hurry during stage-out aborts the transfer (StopTransfer)" \
 	wait_for 30 sh -c "[ \$(grep -c '\"method\": \"StopTransfer\"' $R$SRV/rpc.log) -ge $((s0 + 1)) ]"
 ended() { s=$(state_of "$1"); [ "$s" = COMPLETED ] || [ "$s" = CANCELLED ]; }
 expect "... the job ends without it" wait_for 60 ended "$JU"
-# aborted at the server (state ABORTED, inactive), it can never copy
-aborted_out() { transfers_of "$1" | grep -qx "3:0:SLURMTYPE:CONDUIT_POST"; }
+# aborted at the server (ERROR_ABORTED, inactive), it can never copy
+aborted_out() { transfers_of "$1" | grep -qx "aborted:0:SLURMTYPE:CONDUIT_POST"; }
 never_arrives() { wait_for 30 aborted_out "$1" && gone "/data/out/so-$1.txt"; }
-expect "... and its output never arrives (its transfer is ABORTED)" never_arrives "$JU"
+expect "... and its output never arrives (its transfer is aborted)" never_arrives "$JU"
 faults '{}'
 expect "plain scancel during stage-out lets stage-out finish" wait_for 60 file_is "/data/out/so-$JP.txt" "so $JP"
 expect "... nothing of that job was aborted" sh -c "[ \$(grep -c '\"method\": \"StopTransfer\"' $R$SRV/rpc.log) = $((s0 + 1)) ]"
@@ -197,5 +197,5 @@ faults '{}'
 # (the bystander's stage-in goes all the way through once the hold is
 # lifted: by then the aborted ones have had every chance to move on)
 expect "... the job that made the call completes" wait_for 90 state_is "$JY" COMPLETED
-expect "... and none of them reaches FINALIZED (both ABORTED)" \
-	[ "$(transfers_of "$JK")" = '3:0:SLURMTYPE:CONDUIT_PRE 3:0:SLURMTYPE:CONDUIT_PRE' ]
+expect "... and none of them reaches FINALIZED (both aborted)" \
+	[ "$(transfers_of "$JK")" = 'aborted:0:SLURMTYPE:CONDUIT_PRE aborted:0:SLURMTYPE:CONDUIT_PRE' ]

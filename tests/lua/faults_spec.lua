@@ -356,7 +356,7 @@ describe("trust under faults", function()
       fresh()
       local mark = rpc_mark()
       local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, torn)
-      assert.are.same({ -1, "job " .. j.id .. " is CANCELLED: stage-in stopped, its transfers aborted" },
+      assert.are.same({ -1, "job " .. j.id .. " is CANCELLED: stage-in stopped, an abort of its transfers asked of Conduit" },
                       { rc, msg })
       assert.are.equal(1, rpcs_since(mark, "StopTransfer"))
     end)

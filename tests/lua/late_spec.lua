@@ -52,7 +52,8 @@ describe("a stage hook after the job's teardown", function()
     local rc, msg = slurm_bb_test_data_in(j.id, j.script, j.uid, j.uid, torn)
     assert.are.equal(0, rpcs_since(mark, "StartTransfer"))
     assert.is_nil(slurp(state_file(j, "started")))
-    assert.are.same({ -1, "job " .. j.id .. " is CANCELLED: stage-in stopped, its transfers aborted" },
+    assert.are.same({ -1, "job " .. j.id .. " is CANCELLED: stage-in stopped, an abort of its " ..
+                     "transfers asked of Conduit" },
                     { rc, msg })
   end)
 

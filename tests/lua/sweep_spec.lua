@@ -102,7 +102,8 @@ describe("another job's hook sweeps StateDir for orphaned stage-ins", function()
     -- StopTransfer per active transfer
     assert.are.equal(2, rpcs_since(mark, "StopTransfer"))
     assert.is_true(wait(function() return none_active(a.id) end, 5))
-    assert.are.equal("ABORTED ABORTED", states(a.id))
+    -- Conduit ends an abort as TRANSFER_ERROR with ERROR_ABORTED
+    assert.are.equal("ERROR ERROR", states(a.id))
     -- what the hurried teardown would have left: the mark, no records
     assert.is_false(exists(statedir .. "/testcluster." .. a.id .. ".started"))
     assert.is_true(exists(statedir .. "/testcluster." .. a.id .. ".over"))
@@ -113,7 +114,8 @@ describe("another job's hook sweeps StateDir for orphaned stage-ins", function()
     fresh()
     assert.are.equal(0, (slurm_bb_data_in(later.id, later.script, later.uid, later.uid, later.info)))
     assert.are.equal(0, (poll("slurm_bb_test_data_in", later)))
-    assert.are.equal("ABORTED ABORTED", states(a.id))
+    -- Conduit ends an abort as TRANSFER_ERROR with ERROR_ABORTED
+    assert.are.equal("ERROR ERROR", states(a.id))
   end)
 
   it("a teardown without hurry of another job sweeps too", function()

@@ -357,7 +357,7 @@ static void test_statefile(void **state)
 	snprintf(cmd, sizeof(cmd), "rm %s/c.9.down %s/c.10.started", dir, dir);
 	assert_int_equal(system(cmd), 0);
 
-	cbb_state_forget(SD(&cfg, "c"), 9);
+	cbb_sd_forget(SD(&cfg, "c"), 9);
 	snprintf(cmd, sizeof(cmd), "rmdir %s", dir);
 	assert_int_equal(system(cmd), 0); /* nothing was left behind */
 	cbb_config_free(&cfg);
@@ -423,7 +423,7 @@ static void stress_task(const cbb_config_t *cfg, const char *side, int who)
 		 * lock file is gone a newcomer may lock a new one */
 		if (forget)
 			cbb_shared_forget(SD(cfg, "c"), 77);
-		cbb_shared_unlock(fd);
+		cbb_lock_release(fd);
 		usleep(rand_r(&seed) % 500);
 	}
 	close(logfd);
@@ -519,7 +519,7 @@ static void test_shared_identity(void **state)
 	r.has_uid = true;
 	r.uid = 61001;
 	assert_int_equal(cbb_shared_add(SD(&cfg, "c"), 50, &r, 1, &err), 0);
-	cbb_shared_unlock(fd);
+	cbb_lock_release(fd);
 	f = fopen(path, "r");
 	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
 	fclose(f);
@@ -532,9 +532,9 @@ static void test_shared_identity(void **state)
 	cbb_recs_free(&recs);
 	/* the same array again, and an older one: nothing changes */
 	fd = cbb_shared_lock(SD(&cfg, "c"), 50, &mine, 0);
-	cbb_shared_unlock(fd);
+	cbb_lock_release(fd);
 	fd = cbb_shared_lock(SD(&cfg, "c"), 50, &older, 0);
-	cbb_shared_unlock(fd);
+	cbb_lock_release(fd);
 	assert_int_equal(cbb_shared_load_of(SD(&cfg, "c"), 50, &mine, &recs,
 					    &foreign, &err), 0);
 	assert_false(foreign);
@@ -551,7 +551,7 @@ static void test_shared_identity(void **state)
 	assert_int_equal(cbb_shared_tasks_peek(SD(&cfg, "c"), 50, NULL), 0);
 	/* a later array that has the id takes the file over, empty */
 	fd = cbb_shared_lock(SD(&cfg, "c"), 50, &later, 0);
-	cbb_shared_unlock(fd);
+	cbb_lock_release(fd);
 	assert_int_equal(cbb_shared_load(SD(&cfg, "c"), 50, &recs, &err), 0);
 	assert_int_equal(recs.n, 0);
 	cbb_recs_free(&recs);
@@ -583,14 +583,14 @@ static void test_state_dir(void **state)
 	cbb_config_defaults(&cfg);
 	cfg.state_dir = strdup(sub);
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_state_dir_check(&cfg, false, &err), -1);
+	assert_int_equal(cbb_sd_check(&cfg, false, &err), -1);
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_state_dir_check(&cfg, true, &err), 0); /* made 0700 */
+	assert_int_equal(cbb_sd_check(&cfg, true, &err), 0); /* made 0700 */
 	snprintf(cmd, sizeof(cmd), "test \"$(stat -c %%a %s)\" = 700", sub);
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "chmod 0777 %s", sub);
 	assert_int_equal(system(cmd), 0);
-	assert_int_equal(cbb_state_dir_check(&cfg, true, &err), -1);
+	assert_int_equal(cbb_sd_check(&cfg, true, &err), -1);
 	snprintf(cmd, sizeof(cmd), "conduit_bb: StateDir %s is writable by "
 		 "group or others (chmod 0700 %s)", sub, sub);
 	assert_string_equal(err.msg, cmd);
@@ -600,7 +600,7 @@ static void test_state_dir(void **state)
 		snprintf(cmd, sizeof(cmd), "chown 65534 %s", sub);
 		assert_int_equal(system(cmd), 0);
 		cbb_err_clear(&err);
-		assert_int_equal(cbb_state_dir_check(&cfg, true, &err), -1);
+		assert_int_equal(cbb_sd_check(&cfg, true, &err), -1);
 		assert_non_null(strstr(err.msg, "belongs to uid 65534, not root "
 				       "or the SlurmUser"));
 	}
@@ -609,7 +609,7 @@ static void test_state_dir(void **state)
 		 "ln -s %s/real %s", sub, dir, dir, sub);
 	assert_int_equal(system(cmd), 0);
 	cbb_err_clear(&err);
-	assert_int_equal(cbb_state_dir_check(&cfg, true, &err), -1);
+	assert_int_equal(cbb_sd_check(&cfg, true, &err), -1);
 	assert_non_null(strstr(err.msg, "not a symbolic link"));
 	snprintf(cmd, sizeof(cmd), "rm -r %s", dir);
 	assert_int_equal(system(cmd), 0);

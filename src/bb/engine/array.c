@@ -55,13 +55,13 @@ int cbb_array_decide(cbb_job_ctx_t *j)
 			       &who, &joined, &foreign, &err) < 0 || foreign) {
 		/* another array's: not this task's to decide or remove */
 		cbb_recs_free(&joined);
-		cbb_shared_unlock(lock);
+		cbb_lock_release(lock);
 		return -1;
 	}
 	ids = calloc(joined.n + 1, sizeof(*ids));
 	if (!ids) {
 		cbb_recs_free(&joined);
-		cbb_shared_unlock(lock);
+		cbb_lock_release(lock);
 		return -1;
 	}
 	for (i = 0; i < joined.n; i++) {
@@ -77,7 +77,7 @@ int cbb_array_decide(cbb_job_ctx_t *j)
 			      array_job_id, ids, n, CBB_SQUEUE_TIMEOUT_MS);
 	free(ids);
 	if (alive != 0) {
-		cbb_shared_unlock(lock);
+		cbb_lock_release(lock);
 		return -1;
 	}
 	j->abort_shared = true;
@@ -97,5 +97,5 @@ void cbb_array_release(cbb_job_ctx_t *j, int lock)
 		return;
 	/* the holder of the lock: nobody else is inside */
 	cbb_shared_forget(j->sd, j->array_job_id);
-	cbb_shared_unlock(lock);
+	cbb_lock_release(lock);
 }

@@ -1,303 +1,312 @@
 /*
- * stage.c - starting a stage (data_in, data_out, and what a poll finds
- * missing): the start requests, the unsure record written before each
- * leaves, what Conduit answered, and a teardown that came meanwhile.
- * stage.h has the contract; stage_int.h what the stage files share.
+ * stage.c - the stage hooks' one pass (stage.h): gather the facts,
+ * decide, act (facts.h), and what the answer means for the hook.  A
+ * start (data_in, data_out) starts what is missing and, while Conduit
+ * answers the probes some directives wait for, asks again within the
+ * hook's budget; a poll (test_data_*) does one pass and says DONE, BUSY
+ * or FAILED.  An array's shared stage-ins are decided under the array's
+ * lock; a move-aside under the job's.
  */
-#include "stage_int.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "stage_array.h"
-#include "stage_find.h"
+#include "account.h"
+#include "act.h"
+#include "facts.h"
+#include "pick.h"
+#include "stage.h"
 
-/* Fill a start request for view v (its comment kept in v->comment). */
-void cbb_stage_fill_start(cbb_job_ctx_t *j, dview_t *v, cbb_key_type_t type,
-			  uint32_t attempt, cbb_start_t *s)
+/* How long a hook waits for the array's lock, and for the job's. */
+#define CBB_SHARED_WAIT_MS 2000
+#define CBB_JOB_LOCK_MS 200
+/* A start waits for its probes while this much of its budget is left,
+ * asking every so often. */
+#define CBB_PROBE_RESERVE_MS 2000
+#define CBB_PROBE_EVERY_MS 150
+
+bool cbb_stage_best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
 {
-	const cbb_directive_t *d = v->d;
-	cbb_key_t k;
+	/* the stage-out of an attempt a requeue interrupted: the attempt
+	 * may have been stopped before it wrote, and failing it would hold
+	 * the job instead of running it again */
+	return stage == CBB_STAGE_OUT && j->requeued;
+}
 
-	memset(&k, 0, sizeof(k));
-	k.job_id = v->shared ? j->array_job_id : j->job_id;
-	memcpy(k.cluster, j->cluster, sizeof(k.cluster));
-	k.attempt = v->shared ? 0 : attempt;
-	k.index = d->index;
-	k.type = v->shared ? CBB_KEY_SHARED : type;
-	k.line = d->line;
-	cbb_key_format(v->comment, sizeof(v->comment), &k);
-	memset(s, 0, sizeof(*s));
-	s->user = j->user;
-	s->action = cbb_action_of(d);
-	s->sources = (const char *const *)d->sources;
-	s->nsources = d->nsources;
-	s->destination = d->destination;
-	s->comment = v->comment;
+/* The array's identity as a task sees it: its first attempt, its uid. */
+static cbb_array_ident_t ident_of(const cbb_job_ctx_t *j)
+{
+	cbb_array_ident_t a;
+
+	a.submit = j->restart ? 0 : j->submit;
+	a.uid = j->uid; /* CBB_UID_UNKNOWN is UINT32_MAX, never a job's */
+	return a;
 }
 
 /*
- * Whether a hurried teardown found this attempt over (statefile.h,
- * cbb_over_mark): Slurm can still run a stage hook after it.
+ * Take the array's lock when the stage shares transfers (waits at most a
+ * moment): every start decision of a shared stage-in is taken under it,
+ * so two tasks never start the same one.  False when another task holds
+ * it (come back at the next poll); *fd -1 when none was needed.
  */
-static bool attempt_over(const cbb_job_ctx_t *j)
+static bool shared_lock(cbb_job_ctx_t *j, const cbb_plan_t *plan,
+			cbb_stage_t stage, int *fd)
 {
-	return cbb_over_for(j->sd, j->job_id, j->submit);
+	cbb_array_ident_t a = ident_of(j);
+	size_t i;
+
+	*fd = -1;
+	for (i = 0; i < plan->n; i++)
+		if (cbb_is_shared(j, &plan->v[i], stage))
+			break;
+	if (i == plan->n)
+		return true;
+	/* the array's records are this array's from here on */
+	*fd = cbb_shared_lock(j->sd, j->array_job_id, &a, CBB_SHARED_WAIT_MS);
+	return *fd >= 0;
+}
+
+/* Record once that this task uses its array's shared stage-ins. */
+static void join_shared(cbb_job_ctx_t *j, const cbb_facts_t *f)
+{
+	char id[16];
+	size_t i;
+	bool in_array = false, in_own = false;
+	cbb_rec_t r;
+	cbb_err_t e;
+
+	snprintf(id, sizeof(id), "%u", j->job_id);
+	for (i = 0; i < f->shared_recs.n; i++)
+		in_array = in_array ||
+			   (f->shared_recs.v[i].kind == CBB_REC_JOINED &&
+			    !strcmp(f->shared_recs.v[i].id, id));
+	for (i = 0; i < f->recs.n; i++)
+		in_own = in_own || f->recs.v[i].kind == CBB_REC_JOINED;
+	cbb_job_rec(j, &r, CBB_KEY_SHARED, 0, 0, CBB_REC_JOINED, NULL);
+	r.uid = ident_of(j).uid;
+	r.has_uid = r.uid != CBB_UID_UNKNOWN;
+	cbb_err_clear(&e);
+	if (!in_array) {
+		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
+		(void)cbb_shared_add(j->sd, j->array_job_id, &r, 1, &e);
+	}
+	if (!in_own) {
+		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
+		(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
+	}
 }
 
 /*
- * The teardown came while start_views worked: stop what this call
- * started for the job alone, by id (Query may not show it yet), and
- * forget the job's records.  An array's shared stage-in serves the other
- * tasks: one started stays; one not sent is marked refused, so that they
- * start it at once instead of waiting for it to show up.
+ * Decide and act.  A decision that starts a move-aside is taken again
+ * under the job's lock, from the records as they are then; when another
+ * hook of the job holds it, nothing is done now (BUSY).
  */
-static void undo_starts(cbb_job_ctx_t *j, dview_t **which, cbb_start_t *req,
-			size_t k, bool sent)
+static void pass(cbb_job_ctx_t *j, cbb_facts_t *f, cbb_decision_t *d,
+		 cbb_act_t *a)
 {
-	cbb_stop_t *stop = calloc(k ? k : 1, sizeof(*stop));
-	size_t i, n = 0;
+	cbb_err_t err;
+	int lock;
 
-	for (i = 0; i < k; i++) {
-		if (which[i]->shared) {
-			if (!sent)
-				cbb_stage_record(j, CBB_KEY_SHARED, 0, which[i]->d->index,
-					   CBB_REC_REFUSED, NULL);
-		} else if (sent && req[i].ok && stop) {
-			stop[n].id = req[i].id;
-			stop[n].user = j->user;
-			n++;
+	memset(a, 0, sizeof(*a));
+	if (cbb_decide(f, d) < 0 || !d->need_lock) {
+		if (d->res.fail != CBB_FAIL_INTERNAL)
+			cbb_act(j, f, d, a);
+		return;
+	}
+	lock = cbb_job_lock(j->sd, j->job_id, CBB_JOB_LOCK_MS);
+	cbb_decision_free(d);
+	cbb_err_clear(&err);
+	if (lock < 0 || cbb_facts_reload(j, f, &err) < 0) {
+		if (lock >= 0)
+			cbb_lock_release(lock);
+		/* another hook of the job decides it; or StateDir failed */
+		memset(d, 0, sizeof(*d));
+		cbb_arena_init(&d->arena);
+		d->res.state = err.msg[0] ? CBB_POLL_FAILED : CBB_POLL_BUSY;
+		d->res.fail = err.msg[0] ? CBB_FAIL_STATEDIR : CBB_FAIL_NONE;
+		d->res.err = err;
+		return;
+	}
+	if (cbb_decide(f, d) == 0)
+		cbb_act(j, f, d, a);
+	cbb_lock_release(lock);
+}
+
+/*
+ * What act's answers mean for the stage's answer r.  A start never hands
+ * Slurm a failure for what may pass (a server not taking transfers yet):
+ * it marks the outage, and the polls wait it out within the grace.
+ */
+static void answers(cbb_job_ctx_t *j, cbb_facts_t *f, const cbb_act_t *a,
+		    cbb_result_t *r)
+{
+	if (a->oom || a->refused.msg[0]) {
+		r->state = CBB_POLL_FAILED;
+		r->fail = a->oom ? CBB_FAIL_INTERNAL : CBB_FAIL_REFUSED;
+		cbb_err(&r->err, "%s", a->refused.msg);
+		return;
+	}
+	if (a->deferred) {
+		/* the grace runs from the first time it could not start one */
+		if (!f->down_since)
+			f->down_since = (int64_t)cbb_down_since(j->sd, j->job_id);
+		if (r->state != CBB_POLL_FAILED && !f->starting) {
+			cbb_outage(f, "not taking transfers", a->later.msg, r);
+			if (r->state == CBB_POLL_BUSY)
+				cbb_job_log(j, CBB_LOG_INFO, "%s", r->err.msg);
 		}
 	}
-	if (n)
-		(void)cbb_conduit_stop(j->g, stop, n);
-	free(stop);
-	cbb_state_forget(j->sd, j->job_id);
-	cbb_job_log(j, CBB_LOG_VERBOSE, "the job is over and its buffer was torn "
-		      "down meanwhile: %zu transfer(s) stopped, none left "
-		      "running", n);
 }
 
-/*
- * Start the views marked V_START (and, when `retry_failed`, V_FAILED),
- * all at once.  Records each outcome (conduit.h's answers): an unsure one
- * (MAYBE) is never repeated here (the polls decide once StartVisibleGrace
- * has passed); one the server said to try again (RETRY) is counted in
- * *deferred, its message in `later`, and left to the next poll.  Returns
- * how many were started (or may have been), -1 (err set) when Conduit
- * refused one.
- */
-long cbb_stage_start_views(cbb_job_ctx_t *j, cbb_stage_t stage, dview_t *views,
-			   size_t n, bool retry_failed, size_t *deferred,
-			   cbb_err_t *later, cbb_err_t *err)
+int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
+		   cbb_err_t *err)
 {
-	cbb_key_type_t type = cbb_stage_key(stage);
-	uint32_t a = cbb_attempt(j, stage);
-	cbb_start_t *req;
-	dview_t **which;
-	cbb_batch_t b = { NULL, NULL, 0, 0 };
-	size_t i, k = 0;
-	long started = 0, again = 0;
-	int rc = 0;
+	cbb_decision_t d;
+	cbb_facts_t f;
+	cbb_act_t a;
+	cbb_result_t r;
+	int lock;
 
-	req = calloc(n ? n : 1, sizeof(*req));
-	which = calloc(n ? n : 1, sizeof(*which));
-	b.own = calloc(2 * (n ? n : 1), sizeof(*b.own));
-	if (!req || !which || !b.own) {
-		free(req);
-		free(which);
-		free(b.own);
-		return cbb_err(err, "conduit: out of memory");
+	/* nothing to wait for, unless all of a stage-out was skipped and
+	 * the job still gets its summary */
+	if (cbb_plan_count(plan, stage, false) == 0 &&
+	    !(j->account && stage == CBB_STAGE_OUT &&
+	      cbb_plan_count(plan, CBB_STAGE_OUT, true)))
+		return CBB_POLL_DONE;
+	if (!shared_lock(j, plan, stage, &lock))
+		return CBB_POLL_BUSY; /* another task is starting them */
+	memset(&d, 0, sizeof(d));
+	memset(&r, 0, sizeof(r));
+	if (cbb_facts_gather(j, plan, stage, false, true, &f, err) < 0) {
+		cbb_lock_release(lock);
+		return CBB_POLL_FAILED;
 	}
-	b.array = b.own + (n ? n : 1);
-	for (i = 0; i < n; i++)
-		if (views[i].v == V_START ||
-		    (retry_failed && views[i].v == V_FAILED)) {
-			cbb_stage_fill_start(j, &views[i], type, a, &req[k]);
-			which[k++] = &views[i];
-		}
-	/*
-	 * Recorded as unsure before the request leaves: a hook killed while
-	 * it waits for the answer (slurmctld kills its scripts when it shuts
-	 * down) leaves a record the next poll waits on, never a start that
-	 * nothing remembers and the next poll repeats (a second mv).
-	 */
-	for (i = 0; i < k; i++)
-		cbb_batch_add(j, &b, which[i]->shared ? CBB_KEY_SHARED : type,
-			  which[i]->shared ? 0 : a, which[i]->d->index,
-			  CBB_REC_UNSURE, NULL);
-	cbb_batch_write(j, &b);
-	if (k && attempt_over(j)) {
-		undo_starts(j, which, req, k, false);
-		k = 0;
-	}
-	if (k)
-		cbb_conduit_start(j->g, req, k, false);
-	for (i = 0; i < k; i++) {
-		cbb_key_type_t rt = which[i]->shared ? CBB_KEY_SHARED : type;
-		uint32_t ra = which[i]->shared ? 0 : a;
-
-		if (req[i].ok) {
-			cbb_batch_add(j, &b, rt, ra, which[i]->d->index,
-				  CBB_REC_STARTED, req[i].id);
-			started++;
-			again += which[i]->lost || which[i]->x;
-		} else if (req[i].answer == CBB_ANSWER_MAYBE) {
-			/* it may exist: never start it twice (recorded above) */
-			cbb_job_log(j, CBB_LOG_INFO, "line %u: start not confirmed (%s); "
-			      "waiting for it to show up",
-			      which[i]->d->line, req[i].message);
-			started++;
-			again += which[i]->lost || which[i]->x;
-		} else if (req[i].answer == CBB_ANSWER_RETRY) {
-			/* nothing was started: the next poll starts it */
-			cbb_batch_add(j, &b, rt, ra, which[i]->d->index,
-				  CBB_REC_REFUSED, NULL);
-			cbb_job_log(j, CBB_LOG_INFO, "line %u: %s not started yet (%s); "
-			      "the next poll starts it",
-			      which[i]->d->line, cbb_stage_word(stage), req[i].message);
-			if (*deferred == 0)
-				cbb_err(later, "line %u: %s", which[i]->d->line,
-					req[i].message);
-			(*deferred)++;
+	if (f.answer != CBB_ANSWER_OK) {
+		/* a failure to ask is an outage until the grace is over; a
+		 * refusal is final */
+		if (f.answer == CBB_ANSWER_REFUSED) {
+			r.state = CBB_POLL_FAILED;
+			cbb_err(&r.err, "%s", f.query_err.msg);
 		} else {
-			/* refused: nothing was started */
-			cbb_batch_add(j, &b, rt, ra, which[i]->d->index,
-				  CBB_REC_REFUSED, NULL);
-			if (rc == 0)
-				rc = cbb_err(err, "line %u: %s",
-					     which[i]->d->line, req[i].message);
+			if (!f.down_since)
+				f.down_since = (int64_t)cbb_down_since(j->sd,
+								       j->job_id);
+			cbb_outage(&f, "unreachable", f.query_err.msg, &r);
+			if (r.state == CBB_POLL_BUSY)
+				cbb_job_log(j, CBB_LOG_INFO, "%s", r.err.msg);
 		}
+		goto out;
 	}
-	cbb_batch_write(j, &b);
-	if (started && attempt_over(j)) {
-		undo_starts(j, which, req, k, true);
-		started = again = 0;
+	pass(j, &f, &d, &a);
+	r = d.res;
+	answers(j, &f, &a, &r);
+	if (!a.deferred && r.state != CBB_POLL_FAILED && f.down_since)
+		cbb_down_clear(j->sd, j->job_id);
+	if (d.join && !a.undone)
+		join_shared(j, &f);
+	if (r.state == CBB_POLL_FAILED) {
+		j->failed += (unsigned)d.failed; /* for the hook's record */
+	} else if (r.state == CBB_POLL_BUSY) {
+		cbb_job_log(j, CBB_LOG_DEBUG, "%s (attempt %u): %zu done, %zu "
+			    "running, %zu not visible yet, %zu started now, %zu "
+			    "waiting on probes or move-asides",
+			    cbb_stage_word(stage), f.attempt, d.done + d.kept,
+			    d.running, d.pending, d.missing, d.waiting);
+	} else {
+		/* the stage is over for this attempt: summarise it */
+		cbb_account(j, plan, stage, &f.have, &f.recs);
 	}
-	/* for the hook's AuditLog record */
-	j->started += (unsigned)started;
-	j->retried += (unsigned)again;
-	free(req);
-	free(which);
-	free(b.own);
-	return rc < 0 ? -1 : started;
-}
-
-/*
- * The records and one Query for a stage.  Returns 0; -1 (err set) when
- * StateDir is unusable; -2 (err set; *again: not a refusal) when the
- * Query failed.  Frees what it filled on failure.
- */
-int cbb_stage_gather(cbb_job_ctx_t *j, cbb_stage_t stage, cbb_transfers_t *have,
-		     cbb_recs_t *recs, cbb_recs_t *shared, bool *again,
-		     cbb_err_t *err)
-{
-	*again = false;
-	have->v = NULL;
-	have->n = 0;
-	shared->v = NULL;
-	shared->n = 0;
-	if (cbb_recs_load(j->sd, j->job_id, j->restart, j->submit,
-			  recs, err) < 0)
-		return -1;
-	if (stage == CBB_STAGE_IN && j->array_job_id &&
-	    cbb_shared_load(j->sd, j->array_job_id, shared,
-			    err) < 0) {
-		cbb_recs_free(recs);
-		return -1;
-	}
-	if (cbb_find_query(j, have, again, err) < 0) {
-		cbb_recs_free(recs);
-		cbb_recs_free(shared);
-		return -2;
-	}
-	cbb_find_drop_foreign(j, stage, have);
-	return 0;
+out:
+	if (r.state == CBB_POLL_FAILED)
+		cbb_err(err, "%s", r.err.msg);
+	cbb_decision_free(&d);
+	cbb_facts_free(&f);
+	cbb_lock_release(lock);
+	return r.state;
 }
 
 int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 		    cbb_err_t *err)
 {
-	size_t want = cbb_plan_count(plan, stage, false), n, i;
-	size_t there = 0, kept = 0;
-	cbb_transfers_t have;
-	cbb_recs_t recs, shared;
-	dview_t *views;
-	bool again;
-	long started = 0;
-	size_t deferred = 0;
-	cbb_err_t later;
-	int rc = 0, lock;
+	cbb_decision_t d;
+	cbb_facts_t f;
+	cbb_act_t a;
+	cbb_result_t r;
+	size_t started = 0;
+	int lock, rc = 0;
 
-	if (want == 0)
+	if (cbb_plan_count(plan, stage, false) == 0)
 		return 0;
-	cbb_err_clear(&later);
-	if (attempt_over(j)) {
-		cbb_job_log(j, CBB_LOG_VERBOSE, "%s: the job is over and its buffer "
-			      "torn down; nothing started",
-			      cbb_stage_word(stage));
+	if (cbb_over_for(j->sd, j->job_id, j->submit)) {
+		cbb_job_log(j, CBB_LOG_VERBOSE, "%s: the job is over and its "
+			    "buffer torn down; nothing started",
+			    cbb_stage_word(stage));
 		return 0;
 	}
-	if (!cbb_shared_lock_for(j, plan, stage, &lock)) {
+	if (!shared_lock(j, plan, stage, &lock)) {
 		cbb_job_log(j, CBB_LOG_VERBOSE, "%s: another task of array %u is "
 			    "starting the shared transfers; the polls go on "
 			    "from there", cbb_stage_word(stage), j->array_job_id);
 		return 0;
 	}
-	rc = cbb_stage_gather(j, stage, &have, &recs, &shared, &again, err);
-	if (rc < 0) {
-		cbb_shared_unlock(lock);
-		if (rc == -1 || !again)
-			return -1;
-		/* the polls start everything once the server answers */
-		(void)cbb_down_since(j->sd, j->job_id);
-		cbb_job_log(j, CBB_LOG_INFO, "%s: %s; the polls will start the "
-		      "transfers when the server answers",
-		      cbb_stage_word(stage), err->msg);
-		cbb_err_clear(err);
-		return 0;
+	memset(&d, 0, sizeof(d));
+	if (cbb_facts_gather(j, plan, stage, true, true, &f, err) < 0) {
+		cbb_lock_release(lock);
+		return -1;
 	}
-	views = calloc(want, sizeof(*views));
-	if (!views) {
-		rc = cbb_err(err, "conduit: out of memory");
+	if (f.answer != CBB_ANSWER_OK) {
+		if (f.answer == CBB_ANSWER_REFUSED) {
+			rc = cbb_err(err, "%s", f.query_err.msg);
+		} else {
+			/* the polls start everything once the server answers */
+			(void)cbb_down_since(j->sd, j->job_id);
+			cbb_job_log(j, CBB_LOG_INFO, "%s: %s; the polls will start "
+				    "the transfers when the server answers",
+				    cbb_stage_word(stage), f.query_err.msg);
+		}
 		goto out;
 	}
-	n = cbb_stage_view(j, plan, stage, &have, &recs, &shared, views);
-	for (i = 0; i < n && rc == 0; i++) {
-		if (views[i].v == V_BROKEN && !cbb_stage_best_effort(j, stage)) {
-			cbb_verdict_broken_mv(err, &views[i]);
-			rc = -1;
+	for (;;) {
+		pass(j, &f, &d, &a);
+		r = d.res;
+		answers(j, &f, &a, &r);
+		started += a.started;
+		if (r.state == CBB_POLL_FAILED) {
+			rc = cbb_err(err, "%s", r.err.msg);
+			break;
 		}
-		if (views[i].v == V_ASIDE_FAILED && !cbb_stage_best_effort(j, stage))
-			rc = cbb_err(err, "%s", views[i].why.msg);
-		there += views[i].v == V_RUNNING || views[i].v == V_DONE ||
-			 views[i].v == V_PENDING || views[i].v == V_ASIDE;
-		kept += views[i].v == V_KEPT;
+		/* probes answered while the hook has time: start at once */
+		if (!d.waiting || a.undone ||
+		    cbb_grpc_left_ms(j->g) < CBB_PROBE_RESERVE_MS)
+			break;
+		{
+			struct timespec ts = { 0, CBB_PROBE_EVERY_MS * 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+		if (d.join)
+			join_shared(j, &f);
+		cbb_decision_free(&d);
+		f.resend = false;
+		if (cbb_facts_reload(j, &f, err) < 0) {
+			rc = -1;
+			goto out;
+		}
+		cbb_facts_requery(j, &f);
+		if (f.answer != CBB_ANSWER_OK)
+			goto out; /* the polls go on from here */
 	}
-	if (rc == 0) {
-		/* a stage-in is run again after a failure when Slurm runs it
-		 * again (the user fixed it and released the job); a stage-out
-		 * failure stands */
-		started = cbb_stage_start_views(j, stage, views, n, stage == CBB_STAGE_IN,
-				      &deferred, &later, err);
-		rc = started < 0 ? -1 : 0;
-		/* what the server would not take yet: the polls start it,
-		 * within the same grace as an outage */
-		if (rc == 0 && deferred)
-			(void)cbb_down_since(j->sd, j->job_id);
-		cbb_join_shared(j, cbb_views_shared(views, n), &recs, &shared);
-	}
-	cbb_job_log(j, CBB_LOG_VERBOSE, "%s (attempt %u): started %ld transfer(s), %zu "
-	      "already there, %zu done in an earlier attempt, %zu left to "
-	      "the polls", cbb_stage_word(stage), cbb_attempt(j, stage),
-	      started < 0 ? 0 : started, there, kept, deferred);
-	free(views);
+	if (d.join && !a.undone)
+		join_shared(j, &f);
+	cbb_job_log(j, CBB_LOG_VERBOSE, "%s (attempt %u): started %zu "
+		    "transfer(s), %zu already there, %zu done in an earlier "
+		    "attempt, %zu waiting on probes or move-asides",
+		    cbb_stage_word(stage), f.attempt, started,
+		    d.running + d.done + d.pending, d.kept, d.waiting);
 out:
-	cbb_shared_unlock(lock);
-	cbb_recs_free(&recs);
-	cbb_recs_free(&shared);
-	cbb_transfers_free(&have);
+	cbb_decision_free(&d);
+	cbb_facts_free(&f);
+	cbb_lock_release(lock);
 	return rc;
 }

@@ -9,12 +9,12 @@
  * declared lost and started again.  A directive is started only when
  * neither Conduit nor the record shows it running or done.
  *
- * The engine, one idea a file: stage.c (starting), stage_poll.c (a
- * poll, --when=, a job over meanwhile), stage_verdict.c (what each
- * directive needs), stage_aside.c (an earlier attempt's output moved
- * aside), stage_records.c (start records), stage_teardown.c,
- * stage_validate.c (submit time), stage_sweep.c (other jobs' orphaned
- * stage-ins); stage_int.h is what they share.
+ * The engine reads once, decides purely and acts once (facts.h):
+ * facts.c (gather), decide.c (what each directive needs), requeue.c
+ * (the requeue rules: what runs again, what goes aside), act.c (the
+ * batch of records and requests), stage.c (the stage hooks' pass),
+ * when.c (--when=), teardown.c (both teardowns, a job found over),
+ * sweep.c (other jobs' orphaned stage-ins), validate.c (submit time).
  * Which attempt a stage serves is job.h's.
  */
 #ifndef CBB_STAGE_H
@@ -137,13 +137,21 @@ bool cbb_stage_in_unfinished(cbb_job_ctx_t *j);
 void cbb_stage_sweep(cbb_job_ctx_t *self);
 
 /*
- * job_process with SubmitValidation=remote: ValidateTransfer for every
- * stage-in directive at once, then poll until each is decided, all within
- * the connection's budget (SubmitTimeout).  Returns -1 (err set) only for
- * a directive Conduit refused or whose validation failed; a timeout, an
+ * job_process with SubmitValidation=remote: every stage-in directive
+ * sent to Conduit as a validation-only probe, at once, within the
+ * connection's budget (SubmitTimeout), never waited for: the stage-in
+ * reads the answers before it starts anything (validate.c).  Returns -1
+ * (err set) only for a directive Conduit refused outright; an
  * unreachable or busy server accepts and logs.
  */
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		       cbb_err_t *err);
+
+/*
+ * The stage-out of an attempt that a requeue interrupted is best effort:
+ * the attempt may have been stopped before it wrote its outputs, and
+ * failing the stage would hold the job instead of running it again.
+ */
+bool cbb_stage_best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage);
 
 #endif

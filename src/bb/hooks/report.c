@@ -57,7 +57,6 @@ static int l_get_status(lua_State *L)
 	cbb_bbcall_t *c;
 	cbb_err_t err;
 	cbb_recs_t skips;
-	bool transport;
 	char rx[2 * CBB_KEY_MAX + 128], user[24];
 	cbb_array_ident_t who;
 	uint32_t array;
@@ -114,8 +113,8 @@ static int l_get_status(lua_State *L)
 	/* nothing is written in StateDir here: no TLS session saved */
 	c->grpc.resume.read_only = true;
 	if (rc < 0 ||
-	    cbb_conduit_query(&c->grpc, user, rx,
-			      &c->transfers, &transport, &err) < 0)
+	    cbb_conduit_query(&c->grpc, user, rx, &c->transfers, &err) !=
+		    CBB_ANSWER_OK)
 		goto fail;
 	/* a StateDir problem only costs the skipped rows */
 	if (cbb_skips_peek(&c->sd, (uint32_t)job_id, &skips, &err) < 0) {

@@ -125,7 +125,7 @@ static int l_pools(lua_State *L)
 	/* inside slurmctld: StateDir is looked at, never made (the first
 	 * stage hook makes it) */
 	if (cbb_config_load(&c->base.cfg, NULL, &err) < 0 ||
-	    cbb_state_dir_usable(&c->base.cfg, &err) < 0)
+	    cbb_sd_usable(&c->base.cfg, &err) < 0)
 		cbb_log(L, CBB_LOG_ERROR, "%s", err.msg);
 	cbb_call_done(&c->base);
 	return cbb_push_result(L, 0, NULL, 0);

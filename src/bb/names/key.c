@@ -8,7 +8,7 @@
 
 static const char *const type_names[] = {
 	"CONDUIT_PRE", "CONDUIT_POST", "CONDUIT_VALIDATE", "CONDUIT_PRE_ARRAY",
-	"CONDUIT_ASIDE",
+	"CONDUIT_ASIDE", "CONDUIT_PROBE",
 };
 #define NTYPES (sizeof(type_names) / sizeof(type_names[0]))
 
@@ -19,8 +19,10 @@ void cbb_key_format(char *buf, size_t size, const cbb_key_t *k)
 			 "SLURMTYPE:%s,LINE:%u", k->job_id, k->cluster,
 			 k->attempt, k->index, type_names[k->type], k->line);
 
-	/* a move-aside names which of the directive's places it clears */
-	if (k->type == CBB_KEY_ASIDE && n >= 0 && (size_t)n < size)
+	/* a move-aside names which of the directive's places it clears,
+	 * a probe which question it asks */
+	if ((k->type == CBB_KEY_ASIDE || k->type == CBB_KEY_PROBE) && n >= 0 &&
+	    (size_t)n < size)
 		snprintf(buf + n, size - (size_t)n, ",PART:%u", k->part);
 }
 
@@ -41,6 +43,21 @@ static bool field_u32(const char **p, const char *name, uint32_t *out,
 	*out = (uint32_t)v;
 	*p = end ? e + 1 : e;
 	return true;
+}
+
+/*
+ * The last field, "<name>:<digits>", then the end (format 1) or
+ * ",KEYV:<n>" of a format this release reads.
+ */
+static bool last_field(const char **p, const char *name, uint32_t *out)
+{
+	uint32_t v;
+
+	if (field_u32(p, name, out, '\0'))
+		return true;
+	return field_u32(p, name, out, ',') &&
+	       field_u32(p, "KEYV", &v, '\0') && v >= 1 &&
+	       v <= CBB_KEY_FORMAT;
 }
 
 bool cbb_key_parse(const char *comment, cbb_key_t *k)
@@ -77,10 +94,10 @@ bool cbb_key_parse(const char *comment, cbb_key_t *k)
 	}
 	if (t == (int)NTYPES)
 		return false;
-	if (k->type == CBB_KEY_ASIDE)
+	if (k->type == CBB_KEY_ASIDE || k->type == CBB_KEY_PROBE)
 		return field_u32(&p, "LINE", &k->line, ',') &&
-		       field_u32(&p, "PART", &k->part, '\0') && *p == '\0';
-	return field_u32(&p, "LINE", &k->line, '\0') && *p == '\0';
+		       last_field(&p, "PART", &k->part) && *p == '\0';
+	return last_field(&p, "LINE", &k->line) && *p == '\0';
 }
 
 /* The cluster name as a regex (it holds only [A-Za-z0-9_.-]). */
@@ -105,8 +122,8 @@ void cbb_key_array_regex(char *buf, size_t size, const char *cluster,
 
 	cluster_regex(esc, cluster);
 	snprintf(buf, size, "^SLURMJOB:(%u,CLUSTER:%s,|%u,CLUSTER:%s,"
-		 "RESTART:0,SLURMINDEX:[0-9]+,SLURMTYPE:CONDUIT_PRE_ARRAY,)",
-		 job_id, esc, array_job_id, esc);
+		 "RESTART:0,SLURMINDEX:[0-9]+,SLURMTYPE:CONDUIT_"
+		 "(PRE_ARRAY|PROBE),)", job_id, esc, array_job_id, esc);
 }
 
 void cbb_key_job_regex(char *buf, size_t size, const char *cluster,

@@ -14,6 +14,17 @@
  * LINE the directive's, and a last field PART:<n>, which of the places
  * it writes (one per source when the destination is a directory).
  *
+ * Conduit is asked what a directive's paths are before some directives
+ * start (docs/directives.md, "Where a directory lands"; validation only,
+ * nothing moves): SLURMTYPE:CONDUIT_PROBE, RESTART the attempt, INDEX and
+ * LINE the directive's, and PART:<n>, which question it answers
+ * (CBB_PROBE_* in engine/facts.h).
+ *
+ * Formats: every key above is format 1, read by every release.  A key
+ * of a later format ends in ",KEYV:<n>"; one newer than this release
+ * reads is not ours (never acted on), so a release never misreads a
+ * later one's transfers.  No key written today carries it.
+ *
  * It starts with "SLURMJOB:<job>," so `conduit status 'SLURMJOB:10,'`
  * finds a job's transfers as documented; the cluster name and the run
  * attempt (the field is named RESTART on the wire: Slurm's restart count
@@ -38,7 +49,11 @@ typedef enum {
 	CBB_KEY_VALIDATE = 2,
 	CBB_KEY_SHARED = 3, /* one stage-in for every task of an array */
 	CBB_KEY_ASIDE = 4,  /* an earlier attempt's output moved aside */
+	CBB_KEY_PROBE = 5,  /* a validation that asks what a path is */
 } cbb_key_type_t;
+#define CBB_KEY_NTYPES 6
+/* The newest key format this release reads (see above). */
+#define CBB_KEY_FORMAT 1
 
 typedef struct {
 	uint32_t job_id;
@@ -47,7 +62,7 @@ typedef struct {
 	uint32_t index;
 	cbb_key_type_t type;
 	uint32_t line;
-	uint32_t part;   /* CBB_KEY_ASIDE only */
+	uint32_t part;   /* CBB_KEY_ASIDE and CBB_KEY_PROBE only */
 } cbb_key_t;
 
 void cbb_key_format(char *buf, size_t size, const cbb_key_t *k);
@@ -71,8 +86,8 @@ void cbb_key_prefix(char *buf, size_t size, const char *cluster,
 		    uint32_t job_id, uint32_t attempt);
 
 /*
- * A task's transfers and its array's shared stage-ins in one regex
- * (the array's own task has job_id == array_job_id).
+ * A task's transfers and its array's shared stage-ins (and their probes)
+ * in one regex (the array's own task has job_id == array_job_id).
  */
 void cbb_key_array_regex(char *buf, size_t size, const char *cluster,
 			 uint32_t job_id, uint32_t array_job_id);

@@ -49,7 +49,7 @@ void cbb_outcome(bool have_state, uint32_t job_state, bool have_exit,
 	snprintf(o->why, sizeof(o->why), "%s", state_names[base]);
 }
 
-int cbb_state_over(uint32_t job_state, const char **word)
+int cbb_job_state_over(uint32_t job_state, const char **word)
 {
 	uint32_t base = job_state & 0xff;
 

@@ -39,7 +39,7 @@ void cbb_outcome(bool have_state, uint32_t job_state, bool have_exit,
  * (completed, cancelled, failed ...; *word names the state), 0 not
  * (pending, running, suspended), -1 a state not known here.
  */
-int cbb_state_over(uint32_t job_state, const char **word);
+int cbb_job_state_over(uint32_t job_state, const char **word);
 
 /* Whether a directive with this --when= runs for outcome o. */
 bool cbb_when_runs(cbb_when_t w, const cbb_outcome_t *o);

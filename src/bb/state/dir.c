@@ -72,7 +72,7 @@ int cbb_sf_dir(cbb_statedir_t *sd, bool create, cbb_err_t *err)
 	return sd->dfd;
 }
 
-int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err)
+int cbb_sd_check(const cbb_config_t *cfg, bool create, cbb_err_t *err)
 {
 	int fd = cbb_sf_dir_open(cfg, create, err);
 
@@ -82,13 +82,13 @@ int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err)
 	return 0;
 }
 
-int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err)
+int cbb_sd_usable(const cbb_config_t *cfg, cbb_err_t *err)
 {
 	struct stat st;
 
 	if (lstat(cbb_conf_state_dir(cfg), &st) < 0 && errno == ENOENT)
 		return 0; /* the first stage hook makes it */
-	return cbb_state_dir_check(cfg, false, err);
+	return cbb_sd_check(cfg, false, err);
 }
 
 void cbb_sf_name(char *buf, size_t size, const char *cluster, uint32_t job_id,

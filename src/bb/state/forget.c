@@ -138,7 +138,7 @@ static void sweep_old(cbb_statedir_t *sd)
 	closedir(d);
 }
 
-void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id)
+void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id)
 {
 	uint32_t uid = cbb_sf_uid_peek(sd, job_id, "started");
 	cbb_err_t ignored;
@@ -163,7 +163,7 @@ void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id)
 	sweep_old(sd);
 }
 
-size_t cbb_state_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)
+size_t cbb_sd_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)
 {
 	size_t n = 0, k = strlen(sd->cluster);
 	cbb_err_t ignored;
@@ -241,4 +241,31 @@ bool cbb_sweep_due(cbb_statedir_t *sd, unsigned every_s, int *held)
 	}
 	*held = fd;
 	return true;
+}
+
+bool cbb_recs_stage_in_open(const cbb_recs_t *r, uint32_t *uid)
+{
+	bool any = false, ended = false;
+	uint32_t last = 0;
+	size_t i;
+
+	*uid = CBB_UID_UNKNOWN;
+	for (i = 0; i < r->n; i++) {
+		const cbb_rec_t *x = &r->v[i];
+
+		if (x->has_uid && x->kind != CBB_REC_JOINED)
+			*uid = x->uid;
+		if ((x->type == CBB_KEY_PRE && (x->kind == CBB_REC_STARTED ||
+						x->kind == CBB_REC_UNSURE)) ||
+		    x->kind == CBB_REC_JOINED) {
+			any = true;
+			if (x->restart > last)
+				last = x->restart;
+		}
+	}
+	for (i = 0; i < r->n && any; i++)
+		ended = ended || (r->v[i].kind == CBB_REC_ACCOUNTED &&
+				  r->v[i].type == CBB_KEY_PRE &&
+				  r->v[i].restart >= last);
+	return any && !ended;
 }

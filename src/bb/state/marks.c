@@ -61,6 +61,15 @@ time_t cbb_down_since(cbb_statedir_t *sd, uint32_t job_id)
 	       t <= now ? (time_t)t : now;
 }
 
+time_t cbb_down_peek(cbb_statedir_t *sd, uint32_t job_id)
+{
+	time_t now = time(NULL);
+	long long t;
+
+	return read_time(sd, job_id, "down", &t) && t > 0 ?
+		       (time_t)(t <= now ? t : now) : 0;
+}
+
 void cbb_down_clear(cbb_statedir_t *sd, uint32_t job_id)
 {
 	cbb_sf_unlink(sd, job_id, "down");

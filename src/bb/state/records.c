@@ -49,14 +49,14 @@ static bool rec_parse(const char *line, size_t len, cbb_rec_t *r)
 			 &used) != 9 :
 		  sscanf(buf, "v1 %lu %lld %lu %lu %lu %lld %3s %63s%n", &rs,
 			 &sub, &ty, &at, &ix, &made, kind, r->id, &used) != 8) ||
-	    (size_t)used != len || rs > 0xffffffffUL || ty > CBB_KEY_ASIDE ||
+	    (size_t)used != len || rs > 0xffffffffUL || ty >= CBB_KEY_NTYPES ||
 	    at > 0xffffffffUL || ix > 0xffffffffUL || uid > 0xffffffffUL ||
 	    kind[1] ||
 	    (kind[0] != CBB_REC_STARTED && kind[0] != CBB_REC_UNSURE &&
 	     kind[0] != CBB_REC_LOST && kind[0] != CBB_REC_SKIPPED &&
 	     kind[0] != CBB_REC_JOINED && kind[0] != CBB_REC_ACCOUNTED &&
 	     kind[0] != CBB_REC_REFUSED && kind[0] != CBB_REC_NOTED &&
-	     kind[0] != CBB_REC_OWNER))
+	     kind[0] != CBB_REC_OWNER && kind[0] != CBB_REC_ASIDE_NAME))
 		return false;
 	r->restart = (uint32_t)rs;
 	r->submit = sub;

@@ -288,7 +288,7 @@ int cbb_shared_lock(cbb_statedir_t *sd, uint32_t array_job_id,
 	return fd;
 }
 
-void cbb_shared_unlock(int fd)
+void cbb_lock_release(int fd)
 {
 	if (fd >= 0)
 		close(fd); /* releases the lock */

@@ -69,13 +69,15 @@ void cbb_statedir_close(cbb_statedir_t *sd);
  * Check StateDir (creating it, mode 0700, when `create`); -1 with a
  * one-line message when it is missing or unsafe.
  */
-int cbb_state_dir_check(const cbb_config_t *cfg, bool create, cbb_err_t *err);
+int cbb_sd_check(const cbb_config_t *cfg, bool create, cbb_err_t *err);
 /* The same without creating it: 0 when it is safe or still missing. */
-int cbb_state_dir_usable(const cbb_config_t *cfg, cbb_err_t *err);
+int cbb_sd_usable(const cbb_config_t *cfg, cbb_err_t *err);
 
 /* Record (if not yet recorded) that the server is down for this job and
  * return when that was first seen; now on any storage problem. */
 time_t cbb_down_since(cbb_statedir_t *sd, uint32_t job_id);
+/* When the outage was first seen, read only; 0 when no mark says so. */
+time_t cbb_down_peek(cbb_statedir_t *sd, uint32_t job_id);
 void cbb_down_clear(cbb_statedir_t *sd, uint32_t job_id);
 
 /*
@@ -99,6 +101,9 @@ typedef enum {
 				  id: the task's job id (in .shared) or the
 				  array's id (in the task's .started); with
 				  the task's uid (a "v2" line) */
+	CBB_REC_ASIDE_NAME = 'A', /* the fresh name a move-aside of a place
+				  goes to: id "<part>:<token>"; written
+				  before the name is checked free */
 	CBB_REC_OWNER = 'O',   /* in .skipped: the job's user, kept when its
 				  .started goes, so root's bbstat can ask
 				  Conduit as that user (never as everyone) */
@@ -208,7 +213,7 @@ int cbb_shared_load_of(cbb_statedir_t *sd, uint32_t array_job_id,
  */
 int cbb_shared_lock(cbb_statedir_t *sd, uint32_t array_job_id,
 		    const cbb_array_ident_t *claim, unsigned wait_ms);
-void cbb_shared_unlock(int fd);
+void cbb_lock_release(int fd);
 /*
  * Remove an array's shared records and its lock file.  Only while
  * holding cbb_shared_lock: the lock file is never unlinked from under a
@@ -245,8 +250,8 @@ bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
  * A job's own lock (<cluster>.<job>.lock) for the stage decisions two
  * hooks of one job must not take at once (moving an earlier attempt's
  * output aside, stage_aside.c): waits at most wait_ms; -1 when busy or
- * StateDir is unusable.  Released with cbb_shared_unlock, removed with
- * the job's other files (cbb_state_forget).
+ * StateDir is unusable.  Released with cbb_lock_release, removed with
+ * the job's other files (cbb_sd_forget).
  */
 int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms);
 
@@ -258,14 +263,22 @@ int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms);
  */
 int cbb_recs_try_load(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
 		      cbb_err_t *err);
+/*
+ * Whether records show a stage-in (the job's own, or joining its
+ * array's) in an attempt that was never seen to end: no ACCOUNTED record
+ * of that attempt's stage-in (a poll that finds a stage over writes
+ * one).  *uid gets the job's uid when a record names it (else
+ * CBB_UID_UNKNOWN).
+ */
+bool cbb_recs_stage_in_open(const cbb_recs_t *r, uint32_t *uid);
 /* The jobs of the handle's cluster with a .started file, at most max. */
-size_t cbb_state_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max);
+size_t cbb_sd_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max);
 /*
  * Whether a sweep is due: at most once every every_s seconds over all
  * hooks (StateDir's "sweep" file: its mtime, to the millisecond, is the
  * last sweep; one in the future is a clock that went back, and due),
  * and one sweeper at a time (its lock, never waited for).  When true,
- * *held is the lock, to release with cbb_shared_unlock after the sweep.
+ * *held is the lock, to release with cbb_lock_release after the sweep.
  * Never creates StateDir.
  */
 bool cbb_sweep_due(cbb_statedir_t *sd, unsigned every_s, int *held);
@@ -274,6 +287,6 @@ bool cbb_sweep_due(cbb_statedir_t *sd, unsigned every_s, int *held);
  * Forget the started/down/asked/lock files of a job that is over (its
  * .skipped file stays for bbstat), and sweep old .skipped files.
  */
-void cbb_state_forget(cbb_statedir_t *sd, uint32_t job_id);
+void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id);
 
 #endif

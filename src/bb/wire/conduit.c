@@ -246,51 +246,52 @@ static void batch_run(cbb_grpc_t *g, batch_t *b)
 		}
 }
 
-int cbb_conduit_query(cbb_grpc_t *g, const char *user,
-		      const char *comment_regex, cbb_transfers_t *out,
-		      bool *again, cbb_err_t *err)
+cbb_answer_t cbb_conduit_query(cbb_grpc_t *g, const char *user,
+			       const char *comment_regex,
+			       cbb_transfers_t *out, cbb_err_t *err)
 {
 	Conduitapi__QueryOptions q = CONDUITAPI__QUERY_OPTIONS__INIT;
 	Conduitapi__QueryOptions__QueryMapEntry e =
 		CONDUITAPI__QUERY_OPTIONS__QUERY_MAP_ENTRY__INIT;
 	Conduitapi__QueryOptions__QueryMapEntry *ep = &e;
+	cbb_answer_t a;
 	batch_t b;
 	uint8_t *buf;
 	size_t len;
-	int rc;
 
 	out->v = NULL;
 	out->n = 0;
-	*again = false;
 	/* a privileged Query without a user is every user's, and the real
 	 * server merges its archive into its live map for it without the
 	 * lock it needs (conduit-api.md, 6.3): never sent */
-	if (!user || !user[0])
-		return cbb_err(err, "conduit: a Query needs a user (an empty "
-			       "one asks for every user's transfers)");
-	*again = true;
+	if (!user || !user[0]) {
+		cbb_err(err, "conduit: a Query needs a user (an empty one asks "
+			"for every user's transfers)");
+		return CBB_ANSWER_REFUSED;
+	}
 	e.key = (char *)"Comment";
 	e.value = (char *)comment_regex;
 	q.n_querymap = 1;
 	q.querymap = &ep;
 	q.queryoperation = CONDUITAPI__QUERY_OPERATION__OR;
 	q.user = (char *)user;
-	if (batch_new(&b, CBB_RPC_QUERY, 1) < 0)
-		return cbb_err(err, "conduit: out of memory");
+	if (batch_new(&b, CBB_RPC_QUERY, 1) < 0) {
+		cbb_err(err, "conduit: out of memory");
+		return CBB_ANSWER_RETRY;
+	}
 	len = conduitapi__query_options__get_packed_size(&q);
 	buf = malloc(len ? len : 1);
 	if (buf)
 		conduitapi__query_options__pack(&q, buf);
 	batch_set(&b, 0, buf, len);
 	batch_run(g, &b);
-	if (b.answer[0] != CBB_ANSWER_OK) {
-		*again = b.answer[0] != CBB_ANSWER_REFUSED;
-		rc = cbb_err(err, "%s", b.calls[0].message);
-	} else {
-		rc = cbb_conduit_decode_multi(&b.calls[0], out, err);
-	}
+	a = b.answer[0];
+	if (a != CBB_ANSWER_OK)
+		cbb_err(err, "%s", b.calls[0].message);
+	else if (cbb_conduit_decode_multi(&b.calls[0], out, err) < 0)
+		a = CBB_ANSWER_RETRY; /* a broken reply: ask again */
 	batch_free(&b);
-	return rc;
+	return a;
 }
 
 static uint8_t *alloc_packed(size_t len)

@@ -141,13 +141,13 @@ const char *cbb_answer_name(cbb_answer_t a);
 /*
  * One Query: transfers of `user` whose Comment matches `comment_regex`
  * (RE2, unanchored search; anchor it yourself).  `user` is never empty
- * (refused here: Conduit would answer with every user's transfers).  On failure returns -1,
- * sets err, and *again tells whether asking again later may succeed
- * (anything but a refusal: the server unreachable, busy or restarting).
+ * (refused here: Conduit would answer with every user's transfers).
+ * OK, or how it failed (err set): REFUSED, or RETRY (the server
+ * unreachable, busy, restarting or answering badly: ask again later).
  */
-int cbb_conduit_query(cbb_grpc_t *g, const char *user,
-		      const char *comment_regex, cbb_transfers_t *out,
-		      bool *again, cbb_err_t *err);
+cbb_answer_t cbb_conduit_query(cbb_grpc_t *g, const char *user,
+			       const char *comment_regex,
+			       cbb_transfers_t *out, cbb_err_t *err);
 
 /* A transfer to start (or validate). */
 typedef struct {

@@ -1,5 +1,5 @@
 /*
- * stage_sweep.c - the sweep for other jobs' orphaned stage-ins (stage.h,
+ * sweep.c - the sweep for other jobs' orphaned stage-ins (stage.h,
  * cbb_stage_sweep): which jobs StateDir's records show with a stage-in
  * never seen to end, what Slurm says of them (one squeue), and for each
  * one cancelled in stage-in or forgotten, what its hurried teardown would
@@ -11,11 +11,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "stage_int.h"
+#include "stage.h"
 
 #include "array.h"
 #include "jobstate.h"
-#include "stage_find.h"
 
 /* At most one sweep this often over all hooks (seconds). */
 #define SWEEP_EVERY_S 1
@@ -86,7 +85,7 @@ static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
 			return true; /* its records stay: the next sweep retries */
 		}
 	}
-	cbb_state_forget(j.sd, id);
+	cbb_sd_forget(j.sd, id);
 	return true;
 }
 
@@ -102,7 +101,7 @@ static size_t pick_jobs(cbb_statedir_t *sd, uint32_t self, uint32_t *ask,
 	size_t n, i, start, read = 0, asked = 0;
 	cbb_err_t err;
 
-	n = ids ? cbb_state_jobs(sd, ids, SWEEP_LIST_MAX) : 0;
+	n = ids ? cbb_sd_jobs(sd, ids, SWEEP_LIST_MAX) : 0;
 	start = n ? (size_t)time(NULL) * SWEEP_READ % n : 0;
 	for (i = 0; i < n && read < SWEEP_READ && asked < SWEEP_ASK; i++) {
 		uint32_t id = ids[(start + i) % n], uid;
@@ -162,5 +161,5 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 		    !stop_job(self, ask[i], uids[i], &f[i], asked_at))
 			break;
 	}
-	cbb_shared_unlock(held);
+	cbb_lock_release(held);
 }
