@@ -5,11 +5,12 @@
  * doctor's files, docs/architecture.md).
  */
 #include "doctor_int.h"
+#include "utf8.h"
 
 void doctor_say(report_t *r, res_t s, const char *check, const char *fmt, ...)
 {
 	static const char *const word[] = { "ok", "warn", "FAIL" };
-	char msg[2048];
+	char msg[2048], *safe;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -22,9 +23,13 @@ void doctor_say(report_t *r, res_t s, const char *check, const char *fmt, ...)
 		fflush(stdout);
 		return;
 	}
+	/* a path or a server's words that are not UTF-8 (jansson refuses
+	 * them, and the check was lost): such bytes as \xNN */
+	safe = cbb_utf8_lossy(msg, strlen(msg));
 	json_array_append_new(r->checks,
 			      json_pack("{s:s, s:s, s:s}", "check", check,
 					"status", s == RES_OK ? "ok" :
 					s == RES_WARN ? "warn" : "fail",
-					"message", msg));
+					"message", safe ? safe : "(out of memory)"));
+	free(safe);
 }

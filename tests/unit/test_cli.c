@@ -1,7 +1,9 @@
 /*
  * test_cli.c - the CLI's own helpers that no admin test reaches with
  * certainty: cbb_apart's pipe never held by a program its child runs
- * (close-on-exec).  src/cli/ is no library, so the files
+ * (close-on-exec), and `conduit-bb status --json` keeping a row whose
+ * server strings are not UTF-8 (and `doctor --json` a check whose words
+ * are not).  src/cli/ is no library, so the files
  * under test are compiled in here (tests.mk rebuilds this test when
  * they change).
  */
@@ -10,11 +12,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../src/cli/apart.c"
+#include "../../src/cli/doctor_report.c"
+#include "../../src/cli/status_print.c"
+#include "utf8.h"
 
 /* ---- a program that lists what it inherited --------------------------- */
 
@@ -182,10 +188,176 @@ static void test_apart_pipe_close_on_exec(void **state)
 	cbb_buf_free(&out);
 }
 
+/* ---- status --json: every row, whatever the server's bytes ------------ */
+
+/* cbb_status_print_json's output, parsed. */
+static json_t *status_json(job_t *jobs, size_t n, const char *qerr)
+{
+	char path[] = "/tmp/unit_cli.XXXXXX";
+	json_error_t jerr;
+	json_t *root;
+	int fd = mkstemp(path), saved;
+	opts_t o = { true, true, DEFAULT_STUCK_S, NULL };
+
+	assert_true(fd >= 0);
+	unlink(path);
+	fflush(stdout);
+	saved = dup(1);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fd, 1), 1);
+	cbb_status_print_json(jobs, n, &o, true, 3, qerr, 1000);
+	fflush(stdout);
+	assert_int_equal(dup2(saved, 1), 1);
+	close(saved);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	root = json_loadfd(fd, 0, &jerr);
+	if (!root)
+		fprintf(stderr, "not JSON: %s\n", jerr.text);
+	close(fd);
+	assert_non_null(root);
+	return root;
+}
+
+static void test_status_json_not_utf8(void **state)
+{
+	/* a Latin-1 user name, a truncated sequence, a lone continuation
+	 * byte, an overlong '/', a surrogate: none of them UTF-8 */
+	static char user[] = "m\xfcller";
+	static char id[] = "6f1c\xe2\x82";
+	static char msg[] = "cannot read \x80/\xc0\xaf/\xed\xa0\x80 \xe2\x82\xac ok\x01";
+	cbb_sd_job_t sd[3] = {
+		{ "hpc", 11, CBB_SD_STARTED, 0 },
+		{ "hpc", 12, CBB_SD_STARTED, 0 },
+		{ "hpc", 13, CBB_SD_STARTED, 0 },
+	};
+	cbb_transfer_t x[2];
+	dir_t d[2];
+	job_t jobs[3];
+	json_t *root, *rows, *dirs;
+	size_t i;
+
+	(void)state;
+	memset(x, 0, sizeof(x));
+	memset(d, 0, sizeof(d));
+	memset(jobs, 0, sizeof(jobs));
+	x[0].id = id;
+	x[0].user = user;
+	x[0].error_message = msg;
+	x[0].state = 0;
+	x[1].id = (char *)"6f1c0000-0000-0000-0000-000000000001";
+	x[1].user = (char *)"alice";
+	x[1].error_message = (char *)"";
+	for (i = 0; i < 2; i++) {
+		d[i].index = (uint32_t)i;
+		d[i].line = 4 + (uint32_t)i;
+		d[i].state = D_FAILED;
+		d[i].x = &x[i];
+	}
+	for (i = 0; i < 3; i++) {
+		jobs[i].sd = &sd[i];
+		jobs[i].attempt = 0;
+	}
+	jobs[0].d = &d[0];
+	jobs[0].nd = 1;
+	jobs[0].user = user;
+	jobs[0].failed = true;
+	jobs[1].d = &d[1];
+	jobs[1].nd = 1;
+	jobs[1].user = "alice";
+	jobs[1].failed = true;
+	jobs[2].user = NULL;
+
+	root = status_json(jobs, 3, "server said: \xff");
+	rows = json_object_get(root, "jobs");
+	/* every row, the one with broken strings among them */
+	assert_int_equal(json_array_size(rows), 3);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(rows, 0),
+							    "job")), 11);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(rows, 0), "user")), "m\\xfcller");
+	dirs = json_object_get(json_array_get(rows, 0), "directives");
+	assert_int_equal(json_array_size(dirs), 1);
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(dirs, 0), "transfer_id")), "6f1c\\xe2\\x82");
+	/* valid UTF-8 (the euro sign, a control byte) kept as it is */
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(dirs, 0), "error_message")),
+		"cannot read \\x80/\\xc0\\xaf/\\xed\\xa0\\x80 \xe2\x82\xac ok\x01");
+	/* the rows with nothing wrong, unchanged */
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(rows, 1), "user")), "alice");
+	dirs = json_object_get(json_array_get(rows, 1), "directives");
+	assert_string_equal(json_string_value(json_object_get(
+		json_array_get(dirs, 0), "transfer_id")),
+		"6f1c0000-0000-0000-0000-000000000001");
+	assert_true(json_is_null(json_object_get(json_array_get(rows, 2), "user")));
+	assert_string_equal(json_string_value(json_object_get(
+		json_object_get(root, "query"), "error")), "server said: \\xff");
+	json_decref(root);
+}
+
+/* doctor --json: a check whose message is not UTF-8 (a Latin-1 path, a
+ * message cut inside a character) is kept, such bytes as \xNN. */
+static void test_doctor_json_not_utf8(void **state)
+{
+	report_t r;
+	json_t *c;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.json = true;
+	r.checks = json_array();
+	doctor_say(&r, RES_FAIL, "StateDir", "/var/spool/caf\xe9: %s", "gone");
+	doctor_say(&r, RES_OK, "server", "said \xe2\x82\xac");
+	assert_int_equal(r.n[RES_FAIL], 1);
+	assert_int_equal(json_array_size(r.checks), 2);
+	c = json_array_get(r.checks, 0);
+	assert_string_equal(json_string_value(json_object_get(c, "check")), "StateDir");
+	assert_string_equal(json_string_value(json_object_get(c, "status")), "fail");
+	assert_string_equal(json_string_value(json_object_get(c, "message")),
+			    "/var/spool/caf\\xe9: gone");
+	c = json_array_get(r.checks, 1);
+	assert_string_equal(json_string_value(json_object_get(c, "message")),
+			    "said \xe2\x82\xac");
+	json_decref(r.checks);
+}
+
+static void test_utf8_lossy(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} c[] = {
+		{ "", "" },
+		{ "plain", "plain" },
+		{ "\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9" },
+		{ "\xf0\x9f\x98\x80", "\xf0\x9f\x98\x80" },
+		{ "a\xff" "b", "a\\xff" "b" },
+		{ "\xc3", "\\xc3" },
+		{ "\xe2\x82", "\\xe2\\x82" },
+		{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" }, /* > U+10FFFF */
+		{ "\xe0\x80\xaf", "\\xe0\\x80\\xaf" },           /* overlong */
+		{ "tab\there", "tab\there" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *s = cbb_utf8_lossy(c[i].in, strlen(c[i].in));
+
+		assert_non_null(s);
+		assert_string_equal(s, c[i].out);
+		assert_true(cbb_utf8_valid(s, strlen(s)));
+		free(s);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apart_pipe_close_on_exec),
+		cmocka_unit_test(test_status_json_not_utf8),
+		cmocka_unit_test(test_doctor_json_not_utf8),
+		cmocka_unit_test(test_utf8_lossy),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--list-fds"))
