@@ -284,10 +284,31 @@ void cbb_tls_resume_init(cbb_tls_resume_t *r, const cbb_tls_bind_t *bd)
 
 /* ---- the options ------------------------------------------------------- */
 
+/*
+ * Never a proxy: libcurl takes https_proxy, HTTPS_PROXY, ALL_PROXY (and
+ * NO_PROXY) from the environment, which is the hook's, the user's shell's
+ * for `conduit-bb`; a proxy there would be handed the mTLS connection to
+ * Conduit or the controller (or hang it).  An empty CURLOPT_PROXY turns
+ * the environment's proxy off, and CURLOPT_NOPROXY "*" says no host is
+ * reached through one; a libcurl built without proxies knows neither
+ * option and uses none.
+ */
+static int no_proxy(CURL *e)
+{
+	CURLcode rc = cbb_curl.easy_setopt(e, CURLOPT_PROXY, "");
+
+	if (rc == CURLE_OK)
+		rc = cbb_curl.easy_setopt(e, CURLOPT_NOPROXY, "*");
+	return rc == CURLE_OK || rc == CURLE_UNKNOWN_OPTION ||
+	       rc == CURLE_NOT_BUILT_IN ? 0 : -1;
+}
+
 int cbb_tls_setopt(void *easy, const cbb_tls_t *t)
 {
 	CURL *e = easy;
 
+	if (no_proxy(e))
+		return -1;
 	if (
 #if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the string form */
 	    cbb_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||
