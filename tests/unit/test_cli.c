@@ -1,7 +1,9 @@
 /*
  * test_cli.c - the CLI's own helpers that no admin test reaches with
- * certainty: cbb_apart's pipe never held by a program its child runs
- * (close-on-exec), and `conduit-bb status --json` keeping a row whose
+ * certainty: metrics --output's file written whole into a directory with
+ * things planted in it, also where the filesystem has no O_TMPFILE and
+ * where a "random" name is taken; cbb_apart's pipe never held by a
+ * program its child runs (close-on-exec), and `conduit-bb status --json` keeping a row whose
  * server strings are not UTF-8 (and `doctor --json` a check whose words
  * are not).  src/cli/ is no library, so the files
  * under test are compiled in here (tests.mk rebuilds this test when
@@ -14,13 +16,221 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* atomic_file.c's openat and getrandom, steered by the test: O_TMPFILE
+ * refused as a filesystem without it does, and chosen "random" names */
+static int no_tmpfile;
+static unsigned long long next_random[4];
+static size_t nrandom;
+
+static int test_openat(int dfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	va_start(ap, flags);
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+		mode = (mode_t)va_arg(ap, int);
+	va_end(ap);
+	if (no_tmpfile && (flags & O_TMPFILE) == O_TMPFILE) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return openat(dfd, path, flags, mode);
+}
+
+static ssize_t test_getrandom(void *buf, size_t n, unsigned flags)
+{
+	if (nrandom && n == sizeof(next_random[0])) {
+		memcpy(buf, &next_random[0], n);
+		memmove(next_random, next_random + 1,
+			sizeof(next_random) - sizeof(next_random[0]));
+		nrandom--;
+		return (ssize_t)n;
+	}
+	return getrandom(buf, n, flags);
+}
+
+#include <sys/random.h>
+#define openat test_openat
+#define getrandom test_getrandom
+#include "../../src/cli/atomic_file.c"
+#undef openat
+#undef getrandom
 
 #include "../../src/cli/apart.c"
 #include "../../src/cli/doctor_report.c"
 #include "../../src/cli/status_print.c"
 #include "utf8.h"
+
+/* ---- cbb_atomic_write --------------------------------------------------- */
+
+static char adir[64];
+
+static void in_adir(char *path, size_t size, const char *name)
+{
+	snprintf(path, size, "%s/%s", adir, name);
+}
+
+/* The directory's names, sorted, one per line. */
+static void names_in(char *out, size_t size)
+{
+	char cmd[128];
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | LC_ALL=C sort", adir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, size - 1, p);
+	out[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+}
+
+static void plant(void)
+{
+	char path[256], victim[128];
+
+	snprintf(adir, sizeof(adir), "/tmp/unit_cli.XXXXXX");
+	assert_non_null(mkdtemp(adir));
+	snprintf(victim, sizeof(victim), "%s.victim", adir);
+	{
+		FILE *f = fopen(victim, "w");
+
+		assert_non_null(f);
+		fputs("victim\n", f);
+		assert_int_equal(fclose(f), 0);
+	}
+	/* the old fixed name, a FIFO; links at other likely names and at
+	 * FILE itself; and the names the steered "random" draws give */
+	in_adir(path, sizeof(path), "out.prom.tmp");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	in_adir(path, sizeof(path), "out.prom");
+	assert_int_equal(symlink(victim, path), 0);
+	in_adir(path, sizeof(path), ".out.prom.tmp");
+	assert_int_equal(symlink(victim, path), 0);
+	in_adir(path, sizeof(path), ".out.prom.00000000000000aa.tmp");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	in_adir(path, sizeof(path), ".out.prom.00000000000000bb.tmp");
+	assert_int_equal(symlink(victim, path), 0);
+}
+
+static int unplant(void **state)
+{
+	char cmd[160];
+
+	(void)state;
+	no_tmpfile = 0;
+	nrandom = 0;
+	if (!adir[0])
+		return 0;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s.victim'", adir, adir);
+	adir[0] = '\0';
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void atomic_write_planted(bool tmpfile)
+{
+	static const char text[] = "conduit_bb_up 1\n";
+	char path[256], before[1024], after[1024], victim[128], got[64];
+	struct stat st;
+	cbb_err_t err;
+	FILE *f;
+	size_t n;
+
+	plant();
+	names_in(before, sizeof(before));
+	no_tmpfile = !tmpfile;
+	/* the first two names drawn are taken (a FIFO, a link): drawn again */
+	next_random[0] = 0xaa;
+	next_random[1] = 0xbb;
+	nrandom = 2;
+	in_adir(path, sizeof(path), "out.prom");
+	cbb_err_clear(&err);
+	if (cbb_atomic_write(path, text, sizeof(text) - 1, &err) < 0)
+		fprintf(stderr, "%s\n", err.msg);
+	assert_int_equal(nrandom, 0); /* both drawn, both taken */
+	/* FILE is a regular file with the text; the link there replaced */
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	got[n] = '\0';
+	fclose(f);
+	assert_string_equal(got, text);
+	/* the victim untouched; everything planted still there, as it was,
+	 * and nothing else */
+	snprintf(victim, sizeof(victim), "%s.victim", adir);
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	got[n] = '\0';
+	fclose(f);
+	assert_string_equal(got, "victim\n");
+	in_adir(path, sizeof(path), "out.prom.tmp");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	in_adir(path, sizeof(path), ".out.prom.00000000000000aa.tmp");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	in_adir(path, sizeof(path), ".out.prom.00000000000000bb.tmp");
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	names_in(after, sizeof(after));
+	assert_string_equal(after, before);
+}
+
+static void test_atomic_write_tmpfile(void **state)
+{
+	(void)state;
+	atomic_write_planted(true);
+}
+
+static void test_atomic_write_named(void **state)
+{
+	(void)state;
+	atomic_write_planted(false);
+}
+
+/* A directory anyone may write: refused without the sticky bit, nothing
+ * written; taken with it.  And paths that name no file. */
+static void test_atomic_write_refused(void **state)
+{
+	char path[256], names[256];
+	cbb_err_t err;
+
+	(void)state;
+	snprintf(adir, sizeof(adir), "/tmp/unit_cli.XXXXXX");
+	assert_non_null(mkdtemp(adir));
+	assert_int_equal(chmod(adir, 0777), 0);
+	in_adir(path, sizeof(path), "out.prom");
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_atomic_write(path, "x\n", 2, &err), -1);
+	assert_non_null(strstr(err.msg, "may be written by anyone and has no sticky bit"));
+	names_in(names, sizeof(names));
+	assert_string_equal(names, "");
+	assert_int_equal(chmod(adir, 01777), 0);
+	assert_int_equal(cbb_atomic_write(path, "x\n", 2, &err), 0);
+	names_in(names, sizeof(names));
+	assert_string_equal(names, "out.prom\n");
+	in_adir(path, sizeof(path), "");
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_atomic_write(path, "x\n", 2, &err), -1);
+	assert_non_null(strstr(err.msg, "names no file"));
+	in_adir(path, sizeof(path), "..");
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_atomic_write(path, "x\n", 2, &err), -1);
+	assert_non_null(strstr(err.msg, "names no file"));
+	in_adir(path, sizeof(path), "missing/out.prom");
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_atomic_write(path, "x\n", 2, &err), -1);
+	assert_non_null(strstr(err.msg, "No such file"));
+}
 
 /* ---- a program that lists what it inherited --------------------------- */
 
@@ -354,6 +564,9 @@ static void test_utf8_lossy(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_atomic_write_tmpfile, unplant),
+		cmocka_unit_test_teardown(test_atomic_write_named, unplant),
+		cmocka_unit_test_teardown(test_atomic_write_refused, unplant),
 		cmocka_unit_test(test_apart_pipe_close_on_exec),
 		cmocka_unit_test(test_status_json_not_utf8),
 		cmocka_unit_test(test_doctor_json_not_utf8),
