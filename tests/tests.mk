@@ -4,7 +4,7 @@
 
 T        := $(B)/test
 ASAN     := $(B)/asan
-UNITS    := words path symbols script config buf_err cases client netreq jobinfo grpc
+UNITS    := words path symbols script config buf_err cases client netreq jobinfo grpc cli tls
 # Everything but the Lua glue, for unit tests linked without Lua.
 CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(BB) $(SWITCH))) \
             $(GEN)/conduit.pb-c.c
@@ -21,6 +21,10 @@ $(T) $(ASAN) $(B)/fuzz:
 
 # test_grpc.c makes the module's own calloc fail on request (out of memory)
 $(T)/unit_grpc $(ASAN)/unit_grpc: TEST_LIBS += -Wl,--wrap=calloc
+# test_cli.c compiles in the CLI files it tests (src/cli/ is no library)
+$(T)/unit_cli $(ASAN)/unit_cli: $(wildcard src/cli/*.c)
+# test_tls.c runs a TLS server of its own
+$(T)/unit_tls $(ASAN)/unit_tls: TEST_LIBS += -lssl
 
 # The code under test, compiled once per flavour (plain, ASan+UBSan) into
 # an archive every unit test links: each takes only what it calls.

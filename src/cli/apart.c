@@ -2,6 +2,7 @@
 #include "apart.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,7 +49,9 @@ int cbb_apart(cbb_apart_become_t become, const void *who, cbb_apart_fn_t fn,
 	ssize_t n;
 	pid_t pid;
 
-	if (pipe(fds) < 0)
+	/* close-on-exec: a program fn (or anyone here) runs must not hold
+	 * the write end, or the read below waits for that program to exit */
+	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -1;
 	fflush(NULL); /* nothing buffered is written twice */
 	pid = fork();

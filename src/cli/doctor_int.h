@@ -1,10 +1,18 @@
 /*
  * doctor_int.h - what the parts of `conduit-bb doctor` share: the
  * report, the installation being checked, acting as SlurmUser, and each
- * group of checks (doctor_conf.c: the configuration files;
- * doctor_module.c: the module and the Lua slurmctld links;
- * doctor_tls.c: certificates and the server; doctor_state.c: StateDir,
- * AuditLog, Slurm's commands, the switch half).  doctor.c runs them.
+ * group of checks.  The files call one way (tests/cycle-check.sh):
+ *
+ *   doctor.c         the command: runs the checks in order, the summary
+ *   doctor_conf.c    the configuration files          \
+ *   doctor_module.c  the module, the Lua slurmctld     |  the checks
+ *                    links (uses doctor_conf.c)       |
+ *   doctor_tls.c     certificates and the server      |
+ *   doctor_state.c   StateDir, AuditLog, Slurm's      |
+ *                    commands, the switch half        /
+ *                    (uses doctor_tls.c)
+ *   doctor_report.c  the report (doctor_say)           the bottom: they
+ *   doctor_as.c      acting as SlurmUser               call no doctor file
  */
 #ifndef CBB_CLI_DOCTOR_INT_H
 #define CBB_CLI_DOCTOR_INT_H
@@ -80,12 +88,12 @@ typedef struct {
 	X509 *ca, *cert;
 } doctor_t;
 
-/* How a file is opened as SlurmUser (doctor.c). */
+/* How a file is opened as SlurmUser (doctor_as.c). */
 typedef enum { AS_READ, AS_APPEND, AS_WRITE_DIR } as_op_t;
 
 int doctor_as_slurm_user(const slurm_user_t *su, as_op_t op, const char *path);
 /*
- * Call fn(arg, msg, size) as SlurmUser (doctor.c): fn's result (0 or 1,
+ * Call fn(arg, msg, size) as SlurmUser (doctor_as.c): fn's result (0 or 1,
  * its message in msg), or -1 when it cannot be told.
  */
 typedef int (*as_fn_t)(const void *arg, char *msg, size_t size);

@@ -25,53 +25,23 @@
  *                                                  (started again)
  *     conduit_bb_outage_jobs, conduit_bb_outage_seconds
  *
- * --output writes FILE.tmp and renames it over FILE, so the collector
- * never reads half a file.  Run as root, it becomes StateDir's owner.
+ * --output writes a new file of an unpredictable name beside FILE and
+ * renames it over FILE, so the collector never reads half a file, and
+ * nothing anyone placed in that directory is ever opened, followed or
+ * waited on (atomic_file.c).  Run as root, it becomes StateDir's owner.
  * What is counted: metrics_read.c; the text: metrics_render.c.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "admin.h"
 #include "apart.h"
+#include "atomic_file.h"
 #include "buf.h"
 #include "config.h"
 #include "metrics_int.h"
 #include "statedir.h"
-
-static int write_atomic(const char *path, const cbb_buf_t *b)
-{
-	char tmp[PATH_MAX];
-	ssize_t w;
-	int fd;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-		  0644);
-	if (fd < 0)
-		return -1;
-	w = write(fd, b->data, b->len);
-	if (w != (ssize_t)b->len || fsync(fd) < 0) {
-		close(fd);
-		unlink(tmp);
-		if (w >= 0)
-			errno = EIO;
-		return -1;
-	}
-	close(fd);
-	if (rename(tmp, path) < 0) {
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
 
 /* Read and render, as StateDir's owner when we are root. */
 static void collect(const cbb_config_t *cfg, cbb_buf_t *b)
@@ -145,9 +115,8 @@ int cbb_cmd_metrics(int argc, char **argv)
 		fprintf(stderr, "conduit-bb: cannot read StateDir and AuditLog\n");
 		rc = 1;
 	} else if (output) {
-		if (write_atomic(output, &b) < 0) {
-			fprintf(stderr, "conduit-bb: cannot write %s: %s\n", output,
-				strerror(errno));
+		if (cbb_atomic_write(output, b.data, b.len, &err) < 0) {
+			fprintf(stderr, "conduit-bb: %s\n", err.msg);
 			rc = 1;
 		}
 	} else if (b.len && fwrite(b.data, 1, b.len, stdout) != b.len) {

@@ -22,6 +22,7 @@
 #include "statedir.h"
 #include "statefile.h"
 #include "status_int.h"
+#include "utf8.h"
 
 static void human_age(char *buf, size_t size, int64_t s)
 {
@@ -92,7 +93,7 @@ void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 	       "STAGE", "ATT", "DONE", "BYTES", "RATE", "AGE", "STATE");
 	for (i = 0; i < n; i++) {
 		job_t *j = &jobs[i];
-		char done[24], bytes[32], rate[32], age[32], id[32];
+		char done[24], bytes[32], rate[32], age[32], id[32], user[64];
 
 		if (!shown(j, o))
 			continue;
@@ -109,8 +110,12 @@ void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 		else
 			snprintf(rate, sizeof(rate), "-");
 		human_age(age, sizeof(age), j->since ? now - j->since : 0);
-		printf("%-10s %-12s %-5s %3u %5s %10s %12s %7s  %s", id,
-		       j->user && j->user[0] ? j->user : "-",
+		/* the server's words: no control byte reaches the terminal */
+		if (j->user && j->user[0])
+			cbb_show(user, sizeof(user), j->user, strlen(j->user));
+		else
+			snprintf(user, sizeof(user), "-");
+		printf("%-10s %-12s %-5s %3u %5s %10s %12s %7s  %s", id, user,
 		       j->nd ? (j->out ? "out" : "in") : "-", j->attempt, done,
 		       bytes, rate, j->since ? age : "-", state_word(j, have_t));
 		if (j->sd->down_since) {
@@ -145,6 +150,27 @@ void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 	printf("; %s\n", queried ? "1 Query" : "no Query");
 }
 
+/*
+ * A JSON string of what the server or StateDir said (NULL: NULL, an
+ * absent field).  JSON is UTF-8 and jansson refuses anything else, which
+ * took the whole row with it; a byte that is not UTF-8 is written \xNN,
+ * as the text output shows it.
+ */
+static json_t *jstr(const char *s)
+{
+	json_t *j;
+	char *safe;
+
+	if (!s)
+		return NULL;
+	if (cbb_utf8_valid(s, strlen(s)))
+		return json_string(s);
+	safe = cbb_utf8_lossy(s, strlen(s));
+	j = safe ? json_string(safe) : NULL;
+	free(safe);
+	return j;
+}
+
 void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 			   bool have_t, size_t ntransfers, const char *qerr,
 			   int64_t now)
@@ -167,22 +193,22 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 
 			if (d->x) {
 				json_object_set_new(x, "transfer_id",
-						    json_string(d->x->id));
+						    jstr(d->x->id));
 				json_object_set_new(x, "conduit_state",
 						    json_string(cbb_state_name(d->x->state)));
 				json_object_set_new(x, "error",
 						    json_string(cbb_error_name(d->x->error)));
 				json_object_set_new(x, "error_message",
-						    json_string(d->x->error_message));
+						    jstr(d->x->error_message));
 				json_object_set_new(x, "bytes",
 						    json_integer((json_int_t)d->x->bytes));
 			}
 			json_array_append_new(dirs, x);
 		}
-		row = json_pack("{s:i, s:s, s:s?, s:s?, s:i, s:i, s:i, s:I, s:I, "
+		row = json_pack("{s:i, s:o, s:o?, s:s?, s:i, s:i, s:i, s:I, s:I, "
 				"s:I, s:s, s:b, s:I, s:I, s:o}",
-				"job", (int)j->sd->job_id, "cluster", j->sd->cluster,
-				"user", j->user && j->user[0] ? j->user : NULL,
+				"job", (int)j->sd->job_id, "cluster", jstr(j->sd->cluster),
+				"user", jstr(j->user && j->user[0] ? j->user : NULL),
 				"stage", j->nd ? (j->out ? "out" : "in") : NULL,
 				"attempt", (int)j->attempt,
 				"done", (int)count_state(j, D_DONE),
@@ -199,9 +225,9 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 		json_array_append_new(arr, row);
 	}
 	json_object_set_new(root, "jobs", arr);
-	json_object_set_new(root, "query", json_pack("{s:i, s:b, s:i, s:s?}",
+	json_object_set_new(root, "query", json_pack("{s:i, s:b, s:i, s:o?}",
 		"count", n ? 1 : 0, "ok", have_t, "transfers", (int)ntransfers,
-		"error", qerr));
+		"error", jstr(qerr)));
 	json_dumpf(root, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 	putchar('\n');
 	json_decref(root);

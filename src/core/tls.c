@@ -1,6 +1,7 @@
 /* tls.c - see tls.h */
 #include "tls.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -19,6 +21,8 @@
 #define SESSION_MAGIC "CBBTLS1\n"
 #define SESSION_MAX (16 * 1024)
 #define BIND_FILE_MAX (1 << 20)
+/* a temporary file this old is a killed hook's, never one being written */
+#define TMP_STALE_S 60
 
 /* ---- the session file ------------------------------------------------ */
 
@@ -62,6 +66,64 @@ static SSL_SESSION *load_session(const cbb_tls_resume_t *r)
 	return s;
 }
 
+/* Whether name is one of save_session's temporary names,
+ * "tls-session.<pid>.<n>", and nothing else. */
+static bool tmp_name(const char *name)
+{
+	const char *p = name + sizeof(SESSION_FILE);
+	int part;
+
+	if (strncmp(name, SESSION_FILE ".", sizeof(SESSION_FILE)))
+		return false;
+	for (part = 0; part < 2; part++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		if (*p != (part ? '\0' : '.'))
+			return false;
+		p++;
+	}
+	return true;
+}
+
+/*
+ * A hook killed between creating its temporary file and renaming it
+ * (Slurm kills hooks at their time limit) leaves the file behind, and
+ * nothing else ever removes it.  On each save: every temporary name in
+ * StateDir that is a regular file of ours older than TMP_STALE_S goes.
+ * Only names are read (fstatat without following), and unlinkat works
+ * on the entry itself, both relative to StateDir's descriptor; a link,
+ * FIFO or directory with such a name, or a file of another uid (not
+ * ours to remove), is left alone.
+ */
+static void sweep_tmp(int dfd)
+{
+	time_t now = time(NULL);
+	struct dirent *e;
+	DIR *d;
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		if (!tmp_name(e->d_name) ||
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		    now - st.st_mtime < TMP_STALE_S)
+			continue;
+		(void)unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
 static void save_session(cbb_tls_resume_t *r, SSL_SESSION *s)
 {
 	static unsigned seq;
@@ -95,6 +157,7 @@ static void save_session(cbb_tls_resume_t *r, SSL_SESSION *s)
 		else
 			r->saves++;
 	}
+	sweep_tmp(dfd);
 	close(dfd);
 out:
 	cbb_wipe(buf, sizeof(buf));
@@ -284,10 +347,31 @@ void cbb_tls_resume_init(cbb_tls_resume_t *r, const cbb_tls_bind_t *bd)
 
 /* ---- the options ------------------------------------------------------- */
 
+/*
+ * Never a proxy: libcurl takes https_proxy, HTTPS_PROXY, ALL_PROXY (and
+ * NO_PROXY) from the environment, which is the hook's, the user's shell's
+ * for `conduit-bb`; a proxy there would be handed the mTLS connection to
+ * Conduit or the controller (or hang it).  An empty CURLOPT_PROXY turns
+ * the environment's proxy off, and CURLOPT_NOPROXY "*" says no host is
+ * reached through one; a libcurl built without proxies knows neither
+ * option and uses none.
+ */
+static int no_proxy(CURL *e)
+{
+	CURLcode rc = cbb_curl.easy_setopt(e, CURLOPT_PROXY, "");
+
+	if (rc == CURLE_OK)
+		rc = cbb_curl.easy_setopt(e, CURLOPT_NOPROXY, "*");
+	return rc == CURLE_OK || rc == CURLE_UNKNOWN_OPTION ||
+	       rc == CURLE_NOT_BUILT_IN ? 0 : -1;
+}
+
 int cbb_tls_setopt(void *easy, const cbb_tls_t *t)
 {
 	CURL *e = easy;
 
+	if (no_proxy(e))
+		return -1;
 	if (
 #if LIBCURL_VERSION_NUM >= 0x075500 /* 7.85: the string form */
 	    cbb_curl.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https") ||

@@ -5,7 +5,9 @@
  * resumption across hook processes.
  *
  * Verification is always on: the peer's chain against CACert only (not
- * the system store), its name against the URL's host.
+ * the system store), its name against the URL's host.  No proxy, ever:
+ * whatever https_proxy, HTTPS_PROXY or ALL_PROXY the environment holds,
+ * the connection goes straight to the server.
  *
  * The client certificate and key are loaded only when the server asks
  * for them (a full handshake), from OpenSSL's certificate callback on
@@ -73,8 +75,8 @@ typedef struct {
 } cbb_tls_bind_t;
 
 /*
- * Set TLS options on a libcurl easy handle (a CURL *): 0, or -1 when
- * libcurl refused one.  cbb_curl_load() must have succeeded.
+ * Set TLS options on a libcurl easy handle (a CURL *), and no proxy: 0,
+ * or -1 when libcurl refused one.  cbb_curl_load() must have succeeded.
  */
 int cbb_tls_setopt(void *easy, const cbb_tls_t *t);
 

@@ -2,6 +2,7 @@
 #include "utf8.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ONES ((uint64_t)0x0101010101010101ULL)
@@ -72,6 +73,35 @@ bool cbb_utf8_valid(const char *s, size_t len)
 		i += n;
 	}
 	return true;
+}
+
+char *cbb_utf8_lossy(const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, o = 0, n;
+	char *d;
+
+	if (len > (SIZE_MAX - 1) / 4)
+		return NULL;
+	d = malloc(4 * len + 1);
+	if (!d)
+		return NULL;
+	while (i < len) {
+		n = cbb_utf8_seq(s + i, len - i);
+		if (n) {
+			memcpy(d + o, s + i, n);
+			o += n;
+			i += n;
+			continue;
+		}
+		d[o++] = '\\';
+		d[o++] = 'x';
+		d[o++] = hex[(unsigned char)s[i] >> 4];
+		d[o++] = hex[(unsigned char)s[i] & 15];
+		i++;
+	}
+	d[o] = '\0';
+	return d;
 }
 
 bool cbb_ascii(const char *s, size_t n)

@@ -7,7 +7,10 @@
 # python3-prometheus-client, and the values checked against what the
 # hooks did (the hook latency histogram against each call's wall time, a
 # call the server made wait 600 ms, and the AuditLog's hook records); the
-# parser must also reject a broken exposition.
+# parser must also reject a broken exposition.  And --output where another
+# user planted FIFOs and symbolic links at the names a fixed temporary
+# name would use: none waited on or followed; a directory anyone may
+# write without the sticky bit refused.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here" || exit 2
@@ -27,14 +30,71 @@ mkdir -m 0755 "$t/textfile"
 
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/textfile/conduit_bb.prom" ||
 	{ echo "metrics failed"; exit 1; }
-[ -f "$t/textfile/conduit_bb.prom" ] && [ ! -e "$t/textfile/conduit_bb.prom.tmp" ] ||
-	{ echo "no atomic output file"; exit 1; }
+[ -f "$t/textfile/conduit_bb.prom" ] && [ "$(ls -A "$t/textfile")" = conduit_bb.prom ] ||
+	{ echo "no atomic output file, or a file left beside it:"; ls -la "$t/textfile"; exit 1; }
 cat "$t/textfile/conduit_bb.prom"
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics > "$t/stdout.prom" || exit 1
 # the same on stdout (but for the outage's age, which may have grown)
-grep -v '^conduit_bb_outage_seconds ' "$t/stdout.prom" > "$t/a"
-grep -v '^conduit_bb_outage_seconds ' "$t/textfile/conduit_bb.prom" > "$t/b"
-cmp -s "$t/a" "$t/b" || { echo "stdout differs"; diff "$t/a" "$t/b"; exit 1; }
+same() { # same FILE: as stdout.prom, the outage's age aside
+	grep -v '^conduit_bb_outage_seconds ' "$t/stdout.prom" > "$t/a"
+	grep -v '^conduit_bb_outage_seconds ' "$1" > "$t/b"
+	cmp -s "$t/a" "$t/b" || { echo "$1 differs from stdout"; diff "$t/a" "$t/b"; exit 1; }
+}
+same "$t/textfile/conduit_bb.prom"
+
+# --output into a directory another user owns (as node_exporter's may be),
+# where that user planted what would catch a fixed temporary name: a FIFO
+# (opening it for writing waits for a reader), symbolic links to a file of
+# root's, at the old name FILE.tmp, at other likely names and at FILE
+# itself.  Nothing is waited on (the run ends; `timeout` only bounds a
+# failure), nothing followed (the victim unchanged), nothing planted
+# touched, no file left beside FILE, and FILE is root's, with the text.
+p=$t/planted
+mkdir -m 0755 "$p"
+chown nobody:nogroup "$p"
+printf 'root only\n' > "$t/victim"
+chmod 0600 "$t/victim"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+as_nobody mkfifo "$p/conduit_bb.prom.tmp" "$p/.conduit_bb.prom.tmp" "$p/conduit_bb.prom.new"
+for n in conduit_bb.prom.tmp.1 conduit_bb.prom~ .conduit_bb.prom.swp conduit_bb.prom; do
+	as_nobody ln -s "$t/victim" "$p/$n"
+done
+# a hard link to a file of root's, where the kernel allows it
+# (fs.protected_hardlinks=0): what O_TRUNC at a fixed name would empty
+printf 'root linked\n' > "$t/victim2"
+as_nobody ln "$t/victim2" "$p/conduit_bb.prom.tmp.2" 2>/dev/null || rm -f "$t/victim2"
+planted=$(cd "$p" && ls -A | LC_ALL=C sort)
+CONDUIT_BB_CONF=$t/conduit_bb.conf timeout 300 "$CBB" metrics --output "$p/conduit_bb.prom"
+rc=$?
+[ $rc -eq 0 ] || { echo "metrics --output into the planted directory: exit $rc (124: it waited on a FIFO)"; exit 1; }
+[ "$(cat "$t/victim")" = "root only" ] || { echo "the victim was written through a link"; exit 1; }
+[ ! -e "$t/victim2" ] || [ "$(cat "$t/victim2")" = "root linked" ] ||
+	{ echo "the hard-linked victim was written"; exit 1; }
+[ -f "$p/conduit_bb.prom" ] && [ ! -L "$p/conduit_bb.prom" ] &&
+	[ "$(stat -c %U "$p/conduit_bb.prom")" = root ] ||
+	{ echo "FILE is not root's regular file"; ls -la "$p"; exit 1; }
+same "$p/conduit_bb.prom"
+for n in conduit_bb.prom.tmp .conduit_bb.prom.tmp conduit_bb.prom.new; do
+	[ -p "$p/$n" ] || { echo "$n is no longer the FIFO planted"; exit 1; }
+done
+for n in conduit_bb.prom.tmp.1 conduit_bb.prom~ .conduit_bb.prom.swp; do
+	[ "$(readlink "$p/$n")" = "$t/victim" ] || { echo "$n is no longer the link planted"; exit 1; }
+done
+[ "$(cd "$p" && ls -A | LC_ALL=C sort)" = "$planted" ] ||
+	{ echo "files left beside FILE:"; ls -la "$p"; exit 1; }
+# a directory anyone may write, without the sticky bit: refused, nothing
+# written; with the sticky bit (as /tmp): written
+mkdir -m 0777 "$t/open"
+chmod 0777 "$t/open"
+CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/open/conduit_bb.prom" 2> "$t/open.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "may be written by anyone and has no sticky bit" "$t/open.err" &&
+	[ -z "$(ls -A "$t/open")" ] ||
+	{ echo "a world-writable directory was not refused (exit $rc):"; cat "$t/open.err"; ls -la "$t/open"; exit 1; }
+chmod 1777 "$t/open"
+CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/open/conduit_bb.prom" ||
+	{ echo "metrics --output into a sticky directory failed"; exit 1; }
+same "$t/open/conduit_bb.prom"
 
 /usr/bin/python3 - "$t/textfile/conduit_bb.prom" "$t/ids.hooks" "$work/log/audit.log" <<'PY'
 import json, sys

@@ -3,18 +3,22 @@
  * never answer: one that accepts TCP and never reads, one that reads
  * what it is sent (the TLS hello, the request) and never answers.  The
  * whole call, retries included, ends within the budget, and the message
- * gives the real elapsed time.
+ * gives the real elapsed time.  And no proxy from the environment: the
+ * Conduit client and the switch controller client go straight to their
+ * server whatever https_proxy or ALL_PROXY say.
  */
 #include "cmocka_all.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "conduit.h"
+#include "controller.h"
 
 /* -Wl,--wrap=calloc (tests.mk): the module's callocs fail while set. */
 void *__real_calloc(size_t n, size_t size);
@@ -196,6 +200,125 @@ static void test_refused_retries_once(void **state)
 }
 
 /*
+ * A server that takes each connection, reads what comes first and hangs
+ * up: it counts the connections and keeps the first byte of each
+ * (0x16 for a TLS handshake; a proxy client would send "CONNECT ..." or a
+ * SOCKS greeting).  Stops when asked, or after 16 connections.
+ */
+typedef struct {
+	int lfd, port;
+	volatile int stop;
+	int conns;
+	int first[16]; /* each connection's first byte, -1 none */
+} hangup_t;
+
+static void *hang_up(void *arg)
+{
+	hangup_t *h = arg;
+
+	while (!h->stop && h->conns < 16) {
+		struct pollfd p = { h->lfd, POLLIN, 0 };
+		unsigned char buf[4096];
+		ssize_t n;
+		int fd;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		fd = accept(h->lfd, NULL, NULL);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf));
+		h->first[h->conns++] = n > 0 ? buf[0] : -1;
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Connections waiting on a listening socket nobody accepts on: a client
+ * that reached it is in its queue (the kernel completes the handshake). */
+static int queued(int lfd)
+{
+	struct pollfd p = { lfd, POLLIN, 0 };
+
+	return poll(&p, 1, 0);
+}
+
+static void test_no_proxy_from_environment(void **state)
+{
+	static const char *const vars[][2] = {
+		{ "https_proxy", "http" },
+		{ "HTTPS_PROXY", "http" },
+		{ "ALL_PROXY", "http" },
+		{ "all_proxy", "socks5h" },
+		{ "ALL_PROXY", "socks5" },
+	};
+	size_t v;
+	int pport, pfd = listen_any(&pport);
+
+	(void)state;
+	/* a no_proxy of the caller's must not be what passes the test */
+	unsetenv("no_proxy");
+	unsetenv("NO_PROXY");
+	for (v = 0; v < sizeof(vars) / sizeof(vars[0]); v++) {
+		hangup_t h;
+		pthread_t th;
+		cbb_config_t cfg;
+		cbb_grpc_t g;
+		cbb_transfers_t t;
+		cbb_err_t err, cerr;
+		char val[64], url[64];
+		int rc = 0, crc, grpc_conns, ctl_conns, i;
+		int grpc_queued, ctl_queued;
+
+		memset(&h, 0, sizeof(h));
+		h.lfd = listen_any(&h.port);
+		snprintf(val, sizeof(val), "%s://127.0.0.1:%d", vars[v][1], pport);
+		setenv(vars[v][0], val, 1);
+		assert_int_equal(pthread_create(&th, NULL, hang_up, &h), 0);
+		cbb_config_defaults(&cfg);
+		cfg.server_host = strdup("127.0.0.1");
+		cfg.server_port = (unsigned)h.port;
+		snprintf(url, sizeof(url), "https://127.0.0.1:%d", h.port);
+		cfg.switch_url = strdup(url);
+		cfg.switch_timeout_ms = 10000;
+		cbb_err_clear(&err);
+		cbb_err_clear(&cerr);
+		/* the server hangs up on the hello: both fail at once, never
+		 * waiting for a budget, when they do not go through the proxy */
+		if (cbb_grpc_open(&g, &cfg, 10000, &err) == 0) {
+			rc = cbb_conduit_query(&g, "1000", "^x", &t, &err) ==
+			     CBB_ANSWER_OK ? 0 : -1;
+			cbb_grpc_close(&g);
+		}
+		grpc_conns = h.conns;
+		grpc_queued = queued(pfd);
+		crc = cbb_ctl_release(&cfg, "hpc", 7, &cerr);
+		ctl_queued = queued(pfd);
+		h.stop = 1;
+		pthread_join(th, NULL);
+		ctl_conns = h.conns - grpc_conns;
+		close(h.lfd);
+		unsetenv(vars[v][0]);
+		cbb_config_free(&cfg);
+		if (grpc_queued || ctl_queued || !grpc_conns || !ctl_conns)
+			fprintf(stderr, "%s=%s: proxy %d %d, server %d %d: %s / %s\n",
+				vars[v][0], val, grpc_queued, ctl_queued,
+				grpc_conns, ctl_conns, err.msg, cerr.msg);
+		/* nothing reached the proxy, both reached the server with a
+		 * TLS hello */
+		assert_int_equal(grpc_queued, 0);
+		assert_int_equal(ctl_queued, 0);
+		assert_true(grpc_conns >= 1);
+		assert_true(ctl_conns >= 1);
+		for (i = 0; i < h.conns; i++)
+			assert_int_equal(h.first[i], 0x16);
+		assert_int_equal(rc, -1);
+		assert_int_equal(crc, CBB_CTL_TRANSIENT);
+	}
+	close(pfd);
+}
+
+/*
  * The answer table (conduit.h), cell by cell: every status the server may
  * send, for each RPC, and the answers that never came from the server.
  * Expected meanings as docs/admin.md states them.
@@ -346,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_silent_tcp_server),
 		cmocka_unit_test(test_server_that_reads_and_stalls),
 		cmocka_unit_test(test_refused_retries_once),
+		cmocka_unit_test(test_no_proxy_from_environment),
 	};
 	return cmocka_run_group_tests_name("grpc", tests, NULL, NULL);
 }

@@ -26,6 +26,11 @@ uint32_t cbb_attempt(const cbb_job_ctx_t *j, cbb_stage_t stage)
 	return j->restart;
 }
 
+bool cbb_stage_best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
+{
+	return stage == CBB_STAGE_OUT && j->requeued;
+}
+
 cbb_key_type_t cbb_stage_key(cbb_stage_t s)
 {
 	return s == CBB_STAGE_IN ? CBB_KEY_PRE : CBB_KEY_POST;

@@ -62,6 +62,13 @@ void cbb_job_ctx_init(cbb_job_ctx_t *j, const cbb_config_t *cfg,
 /* The run attempt a stage of the job serves now (see above). */
 uint32_t cbb_attempt(const cbb_job_ctx_t *j, cbb_stage_t stage);
 
+/*
+ * The stage-out of an attempt that a requeue interrupted is best effort:
+ * the attempt may have been stopped before it wrote its outputs, and
+ * failing the stage would hold the job instead of running it again.
+ */
+bool cbb_stage_best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage);
+
 /* The key type of a stage's own transfers (PRE or POST). */
 cbb_key_type_t cbb_stage_key(cbb_stage_t stage);
 /* "stage-in" or "stage-out", as log lines and errors say it. */

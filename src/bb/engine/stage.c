@@ -26,14 +26,6 @@
 #define CBB_PROBE_RESERVE_MS 2000
 #define CBB_PROBE_EVERY_MS 150
 
-bool cbb_stage_best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage)
-{
-	/* the stage-out of an attempt a requeue interrupted: the attempt
-	 * may have been stopped before it wrote, and failing it would hold
-	 * the job instead of running it again */
-	return stage == CBB_STAGE_OUT && j->requeued;
-}
-
 /* The array's identity as a task sees it: its first attempt, its uid. */
 static cbb_array_ident_t ident_of(const cbb_job_ctx_t *j)
 {

@@ -147,11 +147,4 @@ void cbb_stage_sweep(cbb_job_ctx_t *self);
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		       cbb_err_t *err);
 
-/*
- * The stage-out of an attempt that a requeue interrupted is best effort:
- * the attempt may have been stopped before it wrote its outputs, and
- * failing the stage would hold the job instead of running it again.
- */
-bool cbb_stage_best_effort(const cbb_job_ctx_t *j, cbb_stage_t stage);
-
 #endif
