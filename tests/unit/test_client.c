@@ -352,7 +352,7 @@ static void test_statefile(void **state)
 	assert_int_equal(system(cmd), 0);
 	r = R(0, 1, 0, 0, 1, 'S', "x");
 	assert_int_equal(cbb_recs_add(SD(&cfg, "c"), 10, &r, 1, &err), -1);
-	assert_non_null(strstr(err.msg, "cannot open"));
+	assert_non_null(strstr(err.msg, "cannot record"));
 	assert_int_equal(system("test ! -e /tmp/cbb-nowhere"), 0);
 	snprintf(cmd, sizeof(cmd), "rm %s/c.9.down %s/c.10.started", dir, dir);
 	assert_int_equal(system(cmd), 0);

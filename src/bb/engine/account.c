@@ -21,6 +21,26 @@
 /* Slurm keeps comments up to 1024 bytes in a job's AdminComment line */
 #define CBB_ADMIN_COMMENT_MAX 1024
 
+/* What accounting has to say, said at its end (log lines, never stdout). */
+typedef struct {
+	struct {
+		int level;
+		bool whole;      /* a line as it is (no "job N: ") */
+		char msg[4700];
+	} v[3];
+	size_t n;
+} said_t;
+
+static void say_later(said_t *s, int level, bool whole, const char *msg)
+{
+	if (s->n < sizeof(s->v) / sizeof(s->v[0])) {
+		s->v[s->n].level = level;
+		s->v[s->n].whole = whole;
+		snprintf(s->v[s->n].msg, sizeof(s->v[0].msg), "%s", msg);
+		s->n++;
+	}
+}
+
 typedef struct {
 	unsigned n, failed, skipped, kept;
 	uint64_t bytes;
@@ -64,10 +84,23 @@ static void say(char *buf, size_t size, const char *dir, const tally_t *t)
 		snprintf(buf + l, size - l, " (%u skipped)", t->skipped);
 }
 
-void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
-			 cbb_stage_t stage, const cbb_transfers_t *have,
+/* The transfer the decision found standing for directive d (NULL: kept
+ * from an earlier attempt, or skipped). */
+static const cbb_transfer_t *x_of(const cbb_decision_t *dec,
+				  const cbb_directive_t *d)
+{
+	size_t i;
+
+	for (i = 0; i < dec->n; i++)
+		if (dec->v[i].d == d)
+			return dec->v[i].need == N_KEPT ? NULL : dec->v[i].x;
+	return NULL;
+}
+
+void cbb_account_summary(const cbb_facts_t *f, const cbb_decision_t *dec,
 			 char *buf, size_t size)
 {
+	const cbb_plan_t *plan = f->plan;
 	char body[512] = "";
 	tally_t t;
 	size_t i;
@@ -76,13 +109,12 @@ void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	for (i = 0; i < plan->n; i++) {
 		const cbb_directive_t *d = &plan->v[i];
 
-		if (d->stage == stage)
-			tally(&t, d, d->skip ? NULL :
-			      cbb_stage_pick(j, have, d, stage));
+		if (d->stage == f->stage)
+			tally(&t, d, d->skip ? NULL : x_of(dec, d));
 	}
-	say(body, sizeof(body), stage == CBB_STAGE_IN ? "in" : "out", &t);
-	snprintf(buf, size, "conduit attempt %u: %s; %u failed",
-		 cbb_attempt(j, stage), body, t.failed);
+	say(body, sizeof(body), f->stage == CBB_STAGE_IN ? "in" : "out", &t);
+	snprintf(buf, size, "conduit attempt %u: %s; %u failed", f->attempt,
+		 body, t.failed);
 }
 
 /*
@@ -142,7 +174,8 @@ static int comment_now(cbb_job_ctx_t *j, const char *id, char **comment)
  * lost.  (What is edited between that read and the update, a moment
  * later, still is: Slurm has no append; docs/admin.md says so.)
  */
-static void admin_comment(cbb_job_ctx_t *j, const char *summary)
+static void admin_comment(cbb_job_ctx_t *j, const char *summary,
+			  said_t *said)
 {
 	char id[32], jobid[48], *argv[5], prog[512], upd[] = "update",
 		msg[512], *now;
@@ -161,8 +194,8 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 	if (strstr(old, summary))
 		goto out;
 	if (strlen(old) + strlen(summary) + 2 > CBB_ADMIN_COMMENT_MAX) {
-		cbb_job_log(j, CBB_LOG_INFO, "AdminComment is full; staging "
-			    "summary not added");
+		say_later(said, CBB_LOG_INFO, false, "AdminComment is full; "
+			  "staging summary not added");
 		goto out;
 	}
 	cbb_buf_init(&arg, 0);
@@ -186,7 +219,7 @@ static void admin_comment(cbb_job_ctx_t *j, const char *summary)
 			 "to AdminComment (scontrol: %.200s)",
 			 err.data && err.len ? err.data : "no answer");
 		cbb_one_line(msg);
-		cbb_job_log(j, CBB_LOG_INFO, "%s", msg);
+		say_later(said, CBB_LOG_INFO, false, msg);
 	}
 	cbb_buf_free(&out);
 	cbb_buf_free(&err);
@@ -197,7 +230,7 @@ out:
 
 /* One audit record: what was asked and what became of it. */
 static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
-			  const cbb_transfer_t *x, int64_t now)
+			  const cbb_transfer_t *x, uint32_t attempt, int64_t now)
 {
 	json_t *o = json_object();
 	const cbb_key_t *k;
@@ -214,8 +247,7 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	}
 	json_object_set_new(o, "user", json_string(j->user));
 	json_object_set_new(o, "cluster", json_string(j->cluster));
-	json_object_set_new(o, "attempt",
-			    json_integer(cbb_attempt(j, d->stage)));
+	json_object_set_new(o, "attempt", json_integer(attempt));
 	json_object_set_new(o, "direction", json_string(
 		d->stage == CBB_STAGE_IN ? "in" : "out"));
 	if (cbb_directive_json_into(o, d, 0) < 0) {
@@ -245,9 +277,10 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	return o;
 }
 
-static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
-		  cbb_stage_t stage, const cbb_transfers_t *have)
+static void audit(cbb_job_ctx_t *j, const cbb_facts_t *f,
+		  const cbb_decision_t *dec, said_t *said)
 {
+	const cbb_plan_t *plan = f->plan;
 	int64_t now = (int64_t)time(NULL);
 	cbb_buf_t lines;
 	char msg[4600], why[4400];
@@ -260,7 +293,7 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: "
 			 "%s; no audit line written", j->job_id,
 			 j->cfg->audit_log, why);
-		cbb_job_note(j, CBB_LOG_ERROR, msg);
+		say_later(said, CBB_LOG_ERROR, true, msg);
 		return;
 	}
 	cbb_buf_init(&lines, (size_t)4 << 20);
@@ -269,10 +302,10 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		json_t *o;
 		char *s;
 
-		if (d->stage != stage)
+		if (d->stage != f->stage)
 			continue;
-		o = audit_line(j, d, d->skip ? NULL :
-			       cbb_stage_pick(j, have, d, stage), now);
+		o = audit_line(j, d, d->skip ? NULL : x_of(dec, d), f->attempt,
+			       now);
 		s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 		json_decref(o);
 		if (s) {
@@ -284,38 +317,31 @@ static void audit(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	if (lines.len && write(fd, lines.data, lines.len) != (ssize_t)lines.len) {
 		snprintf(msg, sizeof(msg), "job %u: cannot write AuditLog %s: %s",
 			 j->job_id, j->cfg->audit_log, strerror(errno));
-		cbb_job_note(j, CBB_LOG_ERROR, msg);
+		say_later(said, CBB_LOG_ERROR, true, msg);
 	}
 	close(fd);
 	cbb_buf_free(&lines);
 }
 
-void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
-		 cbb_stage_t stage, const cbb_transfers_t *have,
-		 const cbb_recs_t *recs)
+void cbb_account(cbb_job_ctx_t *j, const cbb_facts_t *f,
+		 const cbb_decision_t *dec)
 {
-	cbb_key_type_t type = stage == CBB_STAGE_IN ? CBB_KEY_PRE : CBB_KEY_POST;
-	uint32_t a = cbb_attempt(j, stage);
 	char summary[600];
-	cbb_rec_t r;
-	cbb_err_t e;
+	said_t said;
 	size_t i;
 
-	if (!j->account)
-		return;
-	for (i = 0; i < recs->n; i++)
-		if (recs->v[i].kind == CBB_REC_ACCOUNTED &&
-		    recs->v[i].type == (int)type && recs->v[i].attempt == a)
-			return; /* done for this stage of this attempt */
-	cbb_account_summary(j, plan, stage, have, summary, sizeof(summary));
+	said.n = 0;
+	cbb_account_summary(f, dec, summary, sizeof(summary));
 	/* Slurm refuses to update a job that has finished: only a stage-in
 	 * summary can go on the job record */
-	if (stage == CBB_STAGE_IN && j->cfg->admin_comment)
-		admin_comment(j, summary);
+	if (f->stage == CBB_STAGE_IN && j->cfg->admin_comment)
+		admin_comment(j, summary, &said);
 	if (j->cfg->audit_log)
-		audit(j, plan, stage, have);
+		audit(j, f, dec, &said);
+	for (i = 0; i < said.n; i++)
+		if (said.v[i].whole)
+			cbb_job_note(j, said.v[i].level, said.v[i].msg);
+		else
+			cbb_job_log(j, said.v[i].level, "%s", said.v[i].msg);
 	cbb_job_log(j, CBB_LOG_INFO, "%s", summary);
-	cbb_job_rec(j, &r, type, a, 0, CBB_REC_ACCOUNTED, NULL);
-	cbb_err_clear(&e);
-	(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
 }

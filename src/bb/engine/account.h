@@ -14,8 +14,9 @@
  *     hook, so logrotate needs no signal (create or copytruncate).  The
  *     same file holds the hook records (audit.h, bbcall.h).
  *
- * Once per stage and attempt: a StateDir record marks it done, and a
- * summary AdminComment already holds is never appended again.  Failures
+ * Once per stage and attempt: a StateDir record marks it done (written
+ * with the decision that found the stage over, facts.h), and a summary
+ * AdminComment already holds is never appended again.  Failures
  * are logged, never a staging failure.
  */
 #ifndef CBB_ACCOUNT_H
@@ -24,16 +25,18 @@
 #include "conduit.h"
 #include "directive.h"
 #include "job.h"
-#include "pick.h"
-#include "statefile.h"
+#include "facts.h"
 
-void cbb_account(cbb_job_ctx_t *j, const cbb_plan_t *plan,
-		 cbb_stage_t stage, const cbb_transfers_t *have,
-		 const cbb_recs_t *recs);
+/*
+ * A stage the decision found over for this attempt, and not summarised
+ * yet (dec->account: its ACCOUNTED record goes with the decision's
+ * batch, act.c): its summary, AdminComment and AuditLog lines.
+ */
+void cbb_account(cbb_job_ctx_t *j, const cbb_facts_t *f,
+		 const cbb_decision_t *dec);
 
 /* The summary line of a stage (exposed for tests). */
-void cbb_account_summary(const cbb_job_ctx_t *j, const cbb_plan_t *plan,
-			 cbb_stage_t stage, const cbb_transfers_t *have,
+void cbb_account_summary(const cbb_facts_t *f, const cbb_decision_t *dec,
 			 char *buf, size_t size);
 
 #endif

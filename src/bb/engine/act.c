@@ -18,6 +18,29 @@
 #include "act.h"
 #include "stage.h"
 
+/*
+ * A StateDir record of this job, stamped with its restart count, submit
+ * time, uid and now; id NULL or "" is written "-".  The one place a
+ * record is made.
+ */
+void cbb_job_rec(const cbb_job_ctx_t *j, cbb_rec_t *r, cbb_key_type_t type,
+		 uint32_t attempt, uint32_t index, char kind, const char *id)
+{
+	memset(r, 0, sizeof(*r));
+	r->restart = j->restart;
+	r->submit = j->submit;
+	r->type = (int)type;
+	r->attempt = attempt;
+	r->index = index;
+	r->made = (int64_t)time(NULL);
+	r->kind = kind;
+	snprintf(r->id, sizeof(r->id), "%s", id && id[0] ? id : "-");
+	/* whose transfers these are: a sweep by another job's hook asks
+	 * Conduit as that user (sweep.c) */
+	r->has_uid = true;
+	r->uid = j->uid;
+}
+
 /* Records of a batch, each file written once. */
 typedef struct {
 	cbb_rec_t *own, *array;
@@ -36,18 +59,22 @@ static void batch_add(const cbb_job_ctx_t *j, batch_t *b, bool array,
 			    id);
 }
 
-static void batch_write(cbb_job_ctx_t *j, batch_t *b)
+/*
+ * Write the batch, one append per file, and empty it; true when a
+ * hurried teardown's mark now covers the attempt (it came meanwhile).
+ */
+static bool batch_write(cbb_job_ctx_t *j, batch_t *b)
 {
+	bool over = false;
 	cbb_err_t e;
 
 	cbb_err_clear(&e);
-	if (b->n_own && cbb_recs_add(j->sd, j->job_id, b->own, b->n_own, &e) < 0)
-		cbb_job_log(j, CBB_LOG_ERROR, "%s", e.msg);
-	cbb_err_clear(&e);
-	if (b->n_array && cbb_shared_add(j->sd, j->array_job_id, b->array,
-					 b->n_array, &e) < 0)
+	if (cbb_sd_job_append(j->sd, j->job_id, b->own, b->n_own,
+			      j->array_job_id, b->array, b->n_array, j->submit,
+			      &over, &e) < 0)
 		cbb_job_log(j, CBB_LOG_ERROR, "%s", e.msg);
 	b->n_own = b->n_array = 0;
+	return over;
 }
 
 /* A probe's or move-aside's record id names its part: "<part>:<id>". */
@@ -89,7 +116,7 @@ static void undo(cbb_job_ctx_t *j, const cbb_decision_t *d,
 			n++;
 		}
 	}
-	batch_write(j, b);
+	(void)batch_write(j, b);
 	if (n)
 		(void)cbb_conduit_stop(j->g, stop, n);
 	free(stop);
@@ -131,6 +158,43 @@ static void send_kind(cbb_job_ctx_t *j, const cbb_decision_t *d,
 	free(which);
 }
 
+/*
+ * A task that uses its array's shared stage-ins says so once, in the
+ * array's file (its id) and its own (the array's id), with its uid.
+ */
+static void join(cbb_job_ctx_t *j, const cbb_facts_t *f, batch_t *b)
+{
+	char id[16];
+	size_t i;
+	bool in_array = false, in_own = false;
+
+	snprintf(id, sizeof(id), "%u", j->job_id);
+	for (i = 0; i < f->shared_recs.n; i++)
+		in_array = in_array ||
+			   (f->shared_recs.v[i].kind == CBB_REC_JOINED &&
+			    !strcmp(f->shared_recs.v[i].id, id));
+	for (i = 0; i < f->recs.n; i++)
+		in_own = in_own || f->recs.v[i].kind == CBB_REC_JOINED;
+	if (!in_array)
+		batch_add(j, b, true, CBB_KEY_SHARED, 0, 0, CBB_REC_JOINED, id);
+	if (!in_own) {
+		snprintf(id, sizeof(id), "%u", j->array_job_id);
+		batch_add(j, b, false, CBB_KEY_SHARED, 0, 0, CBB_REC_JOINED, id);
+	}
+}
+
+/* The outage mark: set when the server would not take a start (the
+ * grace runs from the first time), gone once a poll could start all. */
+static void outage_mark(cbb_job_ctx_t *j, const cbb_facts_t *f,
+			cbb_act_t *out)
+{
+	out->down_since = f->down_since;
+	if (out->deferred && !f->down_since)
+		out->down_since = (int64_t)cbb_down_since(j->sd, j->job_id);
+	else if (!out->deferred && f->down_since && !f->starting)
+		cbb_down_clear(j->sd, j->job_id);
+}
+
 void cbb_act(cbb_job_ctx_t *j, const cbb_facts_t *f, cbb_decision_t *d,
 	     cbb_act_t *out)
 {
@@ -145,6 +209,7 @@ void cbb_act(cbb_job_ctx_t *j, const cbb_facts_t *f, cbb_decision_t *d,
 	cbb_err_clear(&out->refused);
 	for (i = 0; i < d->nlog; i++)
 		cbb_job_log(j, d->log[i].level, "%s", d->log[i].msg);
+	room += 2; /* and the joins */
 	b.own = calloc(2 * room, sizeof(*b.own));
 	req = calloc(room, sizeof(*req));
 	comment = calloc(room, sizeof(*comment));
@@ -172,8 +237,7 @@ void cbb_act(cbb_job_ctx_t *j, const cbb_facts_t *f, cbb_decision_t *d,
 		batch_add(j, &b, s->array_file, s->key.type, s->key.attempt,
 			  s->key.index, CBB_REC_UNSURE, id);
 	}
-	batch_write(j, &b);
-	if (d->nsend && cbb_over_for(j->sd, j->job_id, j->submit)) {
+	if (batch_write(j, &b) && d->nsend) {
 		undo(j, d, req, false, &b);
 		out->undone = true;
 		goto done;
@@ -224,12 +288,14 @@ void cbb_act(cbb_job_ctx_t *j, const cbb_facts_t *f, cbb_decision_t *d,
 			}
 		}
 	}
-	batch_write(j, &b);
-	if (out->started && cbb_over_for(j->sd, j->job_id, j->submit)) {
+	if (d->join)
+		join(j, f, &b);
+	if (batch_write(j, &b) && out->started) {
 		undo(j, d, req, true, &b);
 		out->started = out->retried = 0;
 		out->undone = true;
 	}
+	outage_mark(j, f, out);
 done:
 	/* for the hook's AuditLog record */
 	j->started += (unsigned)out->started;

@@ -422,6 +422,19 @@ static bool noted(const cbb_recs_t *recs, uint32_t index, uint32_t attempt)
 	return false;
 }
 
+/* Whether this stage of this attempt was summarised already. */
+static bool accounted(const cbb_facts_t *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->recs.n; i++)
+		if (f->recs.v[i].kind == CBB_REC_ACCOUNTED &&
+		    f->recs.v[i].type == (int)f->type &&
+		    f->recs.v[i].attempt == f->attempt)
+			return true;
+	return false;
+}
+
 int cbb_decide(const cbb_facts_t *f, cbb_decision_t *d)
 {
 	const cbb_plan_t *plan = f->plan;
@@ -504,6 +517,10 @@ int cbb_decide(const cbb_facts_t *f, cbb_decision_t *d)
 	}
 	if (d->running || d->pending || d->missing || d->waiting)
 		d->res.state = CBB_POLL_BUSY;
+	else if (f->account && !f->starting && !accounted(f) &&
+		 cbb_decision_note(d, f->type, f->attempt, 0,
+				   CBB_REC_ACCOUNTED, NULL, false) == 0)
+		d->account = true; /* over for this attempt: summarised once */
 	return 0;
 oom:
 	d->res.state = CBB_POLL_FAILED;

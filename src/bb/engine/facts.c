@@ -95,6 +95,31 @@ static void drop_foreign(cbb_job_ctx_t *j, cbb_facts_t *f)
 	f->have.n = o;
 }
 
+/* How long a hook waits for the array's lock. */
+#define CBB_SHARED_WAIT_MS 2000
+
+/*
+ * The array's lock, when any directive is the array's shared stage-in;
+ * the array's records are this array's from here on (its identity as a
+ * task sees it: its first attempt's submit time, its uid).
+ */
+static void array_lock(cbb_job_ctx_t *j, cbb_facts_t *f)
+{
+	cbb_array_ident_t a;
+	size_t i;
+
+	f->array_lock = -1;
+	for (i = 0; i < f->plan->n && !f->shared[i]; i++)
+		;
+	if (i == f->plan->n)
+		return;
+	a.submit = j->restart ? 0 : j->submit;
+	a.uid = j->uid; /* CBB_UID_UNKNOWN is UINT32_MAX, never a job's */
+	f->array_lock = cbb_shared_lock(j->sd, j->array_job_id, &a,
+					CBB_SHARED_WAIT_MS);
+	f->busy = f->array_lock < 0;
+}
+
 /* Fresh names for move-asides: 8 hex digits each, unpredictable. */
 static void tokens(cbb_facts_t *f)
 {
@@ -121,16 +146,18 @@ static void tokens(cbb_facts_t *f)
 
 int cbb_facts_reload(cbb_job_ctx_t *j, cbb_facts_t *f, cbb_err_t *err)
 {
+	cbb_sd_pass_t st;
+
 	cbb_recs_free(&f->recs);
 	cbb_recs_free(&f->shared_recs);
-	if (cbb_recs_load(j->sd, j->job_id, j->restart, j->submit, &f->recs,
-			  err) < 0)
+	if (cbb_sd_job_read(j->sd, j->job_id, j->restart, j->submit,
+			    f->stage == CBB_STAGE_IN ? j->array_job_id : 0, &st,
+			    err) < 0)
 		return -1;
-	if (f->stage == CBB_STAGE_IN && j->array_job_id &&
-	    cbb_shared_load(j->sd, j->array_job_id, &f->shared_recs, err) < 0)
-		return -1;
-	f->down_since = (int64_t)cbb_down_peek(j->sd, j->job_id);
-	f->over = cbb_over_for(j->sd, j->job_id, j->submit);
+	f->recs = st.recs;
+	f->shared_recs = st.shared;
+	f->down_since = st.down_since;
+	f->over = st.over;
 	f->now = (int64_t)time(NULL);
 	return 0;
 }
@@ -169,12 +196,16 @@ int cbb_facts_gather(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 	f->grace_knob = stage == CBB_STAGE_IN ? "ServerDownGrace" :
 						"StageOutDownGrace";
 	f->keeps_names = j->cfg->mover == CBB_MOVER_RSYNC;
+	f->account = j->account;
 	f->answer = CBB_ANSWER_RETRY;
 	f->shared = calloc(plan->n ? plan->n : 1, sizeof(*f->shared));
 	if (!f->shared)
 		return cbb_err(err, "conduit_bb: out of memory");
 	for (i = 0; i < plan->n; i++)
 		f->shared[i] = cbb_is_shared(j, &plan->v[i], stage);
+	array_lock(j, f);
+	if (f->busy)
+		return 0;
 	tokens(f);
 	if (cbb_facts_reload(j, f, err) < 0) {
 		cbb_facts_free(f);
@@ -187,6 +218,8 @@ int cbb_facts_gather(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 
 void cbb_facts_free(cbb_facts_t *f)
 {
+	if (f->shared)
+		cbb_lock_release(f->array_lock);
 	free(f->shared);
 	cbb_recs_free(&f->recs);
 	cbb_recs_free(&f->shared_recs);

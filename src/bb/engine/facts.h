@@ -85,11 +85,15 @@ typedef struct {
 	char cluster[CBB_CLUSTER_MAX];
 	bool *shared;             /* per plan entry: the array's shared
 				     stage-in stands for it */
+	int array_lock;           /* the array's lock, held while any is
+				     (-1: none needed); released by free */
+	bool busy;                /* another task of the array holds it */
 	/* the rules it is decided by */
 	unsigned visible_grace_s; /* StartVisibleGrace */
 	unsigned down_grace_s;    /* ServerDownGrace / StageOutDownGrace */
 	const char *grace_knob;
 	bool keeps_names;         /* DataMover=rsync: a tree keeps its name */
+	bool account;             /* a stage found over is summarised */
 	/* StateDir */
 	cbb_recs_t recs;          /* the job's own */
 	cbb_recs_t shared_recs;   /* its array's shared stage-ins */
@@ -152,7 +156,7 @@ typedef struct {
 	bool array_file;
 } cbb_note_t;
 
-#define CBB_DECISION_LOGS 8
+#define CBB_DECISION_LOGS 16
 
 typedef struct {
 	cbb_view_t *v;
@@ -162,6 +166,9 @@ typedef struct {
 	cbb_note_t *notes;
 	size_t nnotes;
 	bool join;       /* the task joins its array's shared stage-in */
+	bool account;    /* the stage is over for this attempt and not yet
+			    summarised: summarise it (account.h); its
+			    ACCOUNTED record is among the notes */
 	bool need_lock;  /* a move-aside is due: decide again under the lock */
 	size_t done, running, pending, kept, missing, waiting, failed;
 	cbb_result_t res;
@@ -174,10 +181,14 @@ typedef struct {
 } cbb_decision_t;
 
 /*
- * gather: the facts of `stage` for job j and its plan (facts.c).  Query
- * failures are facts (f->answer); -1 (err set) only when StateDir is
- * unusable or memory is short.  `query`: ask the server (false: the
- * records alone).  Free with cbb_facts_free.
+ * gather: the facts of `stage` for job j and its plan (facts.c), read
+ * under the array's lock when the array's shared stage-ins are among
+ * them (every start decision of a shared stage-in is taken under it, so
+ * two tasks never start the same one); f->busy when another task holds
+ * it (nothing read: come back at the next poll).  Query failures are
+ * facts (f->answer); -1 (err set) only when StateDir is unusable or
+ * memory is short.  `query`: ask the server (false: the records alone).
+ * Free with cbb_facts_free (which lets the lock go).
  */
 int cbb_facts_gather(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		     cbb_stage_t stage, bool starting, bool query,

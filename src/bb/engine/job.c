@@ -59,21 +59,3 @@ void cbb_job_log(const cbb_job_ctx_t *j, int level, const char *fmt, ...)
 	va_end(ap);
 	cbb_log_job(j->log, j->log_ud, level, j->job_id, "%s", msg);
 }
-
-void cbb_job_rec(const cbb_job_ctx_t *j, cbb_rec_t *r, cbb_key_type_t type,
-		 uint32_t attempt, uint32_t index, char kind, const char *id)
-{
-	memset(r, 0, sizeof(*r));
-	r->restart = j->restart;
-	r->submit = j->submit;
-	r->type = (int)type;
-	r->attempt = attempt;
-	r->index = index;
-	r->made = (int64_t)time(NULL);
-	r->kind = kind;
-	snprintf(r->id, sizeof(r->id), "%s", id && id[0] ? id : "-");
-	/* whose transfers these are: a sweep by another job's hook asks
-	 * Conduit as that user (stage_sweep.c) */
-	r->has_uid = true;
-	r->uid = j->uid;
-}

@@ -74,14 +74,6 @@ cbb_key_type_t cbb_stage_key(cbb_stage_t stage);
 /* "stage-in" or "stage-out", as log lines and errors say it. */
 const char *cbb_stage_word(cbb_stage_t stage);
 
-/*
- * A StateDir record of this job, stamped with its restart count, submit
- * time, uid and now; id NULL or "" is written "-".  The one place a
- * record is made.
- */
-void cbb_job_rec(const cbb_job_ctx_t *j, cbb_rec_t *r, cbb_key_type_t type,
-		 uint32_t attempt, uint32_t index, char kind, const char *id);
-
 /* A finished line as it is (no prefix) through the job's logger. */
 void cbb_job_note(const cbb_job_ctx_t *j, int level, const char *msg);
 

@@ -18,76 +18,12 @@
 #include "pick.h"
 #include "stage.h"
 
-/* How long a hook waits for the array's lock, and for the job's. */
-#define CBB_SHARED_WAIT_MS 2000
+/* How long a hook waits for the job's lock. */
 #define CBB_JOB_LOCK_MS 200
 /* A start waits for its probes while this much of its budget is left,
  * asking every so often. */
 #define CBB_PROBE_RESERVE_MS 2000
 #define CBB_PROBE_EVERY_MS 150
-
-/* The array's identity as a task sees it: its first attempt, its uid. */
-static cbb_array_ident_t ident_of(const cbb_job_ctx_t *j)
-{
-	cbb_array_ident_t a;
-
-	a.submit = j->restart ? 0 : j->submit;
-	a.uid = j->uid; /* CBB_UID_UNKNOWN is UINT32_MAX, never a job's */
-	return a;
-}
-
-/*
- * Take the array's lock when the stage shares transfers (waits at most a
- * moment): every start decision of a shared stage-in is taken under it,
- * so two tasks never start the same one.  False when another task holds
- * it (come back at the next poll); *fd -1 when none was needed.
- */
-static bool shared_lock(cbb_job_ctx_t *j, const cbb_plan_t *plan,
-			cbb_stage_t stage, int *fd)
-{
-	cbb_array_ident_t a = ident_of(j);
-	size_t i;
-
-	*fd = -1;
-	for (i = 0; i < plan->n; i++)
-		if (cbb_is_shared(j, &plan->v[i], stage))
-			break;
-	if (i == plan->n)
-		return true;
-	/* the array's records are this array's from here on */
-	*fd = cbb_shared_lock(j->sd, j->array_job_id, &a, CBB_SHARED_WAIT_MS);
-	return *fd >= 0;
-}
-
-/* Record once that this task uses its array's shared stage-ins. */
-static void join_shared(cbb_job_ctx_t *j, const cbb_facts_t *f)
-{
-	char id[16];
-	size_t i;
-	bool in_array = false, in_own = false;
-	cbb_rec_t r;
-	cbb_err_t e;
-
-	snprintf(id, sizeof(id), "%u", j->job_id);
-	for (i = 0; i < f->shared_recs.n; i++)
-		in_array = in_array ||
-			   (f->shared_recs.v[i].kind == CBB_REC_JOINED &&
-			    !strcmp(f->shared_recs.v[i].id, id));
-	for (i = 0; i < f->recs.n; i++)
-		in_own = in_own || f->recs.v[i].kind == CBB_REC_JOINED;
-	cbb_job_rec(j, &r, CBB_KEY_SHARED, 0, 0, CBB_REC_JOINED, NULL);
-	r.uid = ident_of(j).uid;
-	r.has_uid = r.uid != CBB_UID_UNKNOWN;
-	cbb_err_clear(&e);
-	if (!in_array) {
-		snprintf(r.id, sizeof(r.id), "%u", j->job_id);
-		(void)cbb_shared_add(j->sd, j->array_job_id, &r, 1, &e);
-	}
-	if (!in_own) {
-		snprintf(r.id, sizeof(r.id), "%u", j->array_job_id);
-		(void)cbb_recs_add(j->sd, j->job_id, &r, 1, &e);
-	}
-}
 
 /*
  * Decide and act.  A decision that starts a move-aside is taken again
@@ -141,8 +77,7 @@ static void answers(cbb_job_ctx_t *j, cbb_facts_t *f, const cbb_act_t *a,
 	}
 	if (a->deferred) {
 		/* the grace runs from the first time it could not start one */
-		if (!f->down_since)
-			f->down_since = (int64_t)cbb_down_since(j->sd, j->job_id);
+		f->down_since = a->down_since;
 		if (r->state != CBB_POLL_FAILED && !f->starting) {
 			cbb_outage(f, "not taking transfers", a->later.msg, r);
 			if (r->state == CBB_POLL_BUSY)
@@ -158,7 +93,6 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	cbb_facts_t f;
 	cbb_act_t a;
 	cbb_result_t r;
-	int lock;
 
 	/* nothing to wait for, unless all of a stage-out was skipped and
 	 * the job still gets its summary */
@@ -166,13 +100,13 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	    !(j->account && stage == CBB_STAGE_OUT &&
 	      cbb_plan_count(plan, CBB_STAGE_OUT, true)))
 		return CBB_POLL_DONE;
-	if (!shared_lock(j, plan, stage, &lock))
-		return CBB_POLL_BUSY; /* another task is starting them */
 	memset(&d, 0, sizeof(d));
 	memset(&r, 0, sizeof(r));
-	if (cbb_facts_gather(j, plan, stage, false, true, &f, err) < 0) {
-		cbb_lock_release(lock);
+	if (cbb_facts_gather(j, plan, stage, false, true, &f, err) < 0)
 		return CBB_POLL_FAILED;
+	if (f.busy) {
+		r.state = CBB_POLL_BUSY; /* another task is starting them */
+		goto out;
 	}
 	if (f.answer != CBB_ANSWER_OK) {
 		/* a failure to ask is an outage until the grace is over; a
@@ -193,10 +127,6 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	pass(j, &f, &d, &a);
 	r = d.res;
 	answers(j, &f, &a, &r);
-	if (!a.deferred && r.state != CBB_POLL_FAILED && f.down_since)
-		cbb_down_clear(j->sd, j->job_id);
-	if (d.join && !a.undone)
-		join_shared(j, &f);
 	if (r.state == CBB_POLL_FAILED) {
 		j->failed += (unsigned)d.failed; /* for the hook's record */
 	} else if (r.state == CBB_POLL_BUSY) {
@@ -205,16 +135,15 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 			    "waiting on probes or move-asides",
 			    cbb_stage_word(stage), f.attempt, d.done + d.kept,
 			    d.running, d.pending, d.missing, d.waiting);
-	} else {
+	} else if (d.account) {
 		/* the stage is over for this attempt: summarise it */
-		cbb_account(j, plan, stage, &f.have, &f.recs);
+		cbb_account(j, &f, &d);
 	}
 out:
 	if (r.state == CBB_POLL_FAILED)
 		cbb_err(err, "%s", r.err.msg);
 	cbb_decision_free(&d);
 	cbb_facts_free(&f);
-	cbb_lock_release(lock);
 	return r.state;
 }
 
@@ -226,7 +155,7 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	cbb_act_t a;
 	cbb_result_t r;
 	size_t started = 0;
-	int lock, rc = 0;
+	int rc = 0;
 
 	if (cbb_plan_count(plan, stage, false) == 0)
 		return 0;
@@ -236,16 +165,14 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 			    cbb_stage_word(stage));
 		return 0;
 	}
-	if (!shared_lock(j, plan, stage, &lock)) {
+	memset(&d, 0, sizeof(d));
+	if (cbb_facts_gather(j, plan, stage, true, true, &f, err) < 0)
+		return -1;
+	if (f.busy) {
 		cbb_job_log(j, CBB_LOG_VERBOSE, "%s: another task of array %u is "
 			    "starting the shared transfers; the polls go on "
 			    "from there", cbb_stage_word(stage), j->array_job_id);
-		return 0;
-	}
-	memset(&d, 0, sizeof(d));
-	if (cbb_facts_gather(j, plan, stage, true, true, &f, err) < 0) {
-		cbb_lock_release(lock);
-		return -1;
+		goto out;
 	}
 	if (f.answer != CBB_ANSWER_OK) {
 		if (f.answer == CBB_ANSWER_REFUSED) {
@@ -277,8 +204,6 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 
 			nanosleep(&ts, NULL);
 		}
-		if (d.join)
-			join_shared(j, &f);
 		cbb_decision_free(&d);
 		f.resend = false;
 		if (cbb_facts_reload(j, &f, err) < 0) {
@@ -289,8 +214,6 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 		if (f.answer != CBB_ANSWER_OK)
 			goto out; /* the polls go on from here */
 	}
-	if (d.join && !a.undone)
-		join_shared(j, &f);
 	cbb_job_log(j, CBB_LOG_VERBOSE, "%s (attempt %u): started %zu "
 		    "transfer(s), %zu already there, %zu done in an earlier "
 		    "attempt, %zu waiting on probes or move-asides",
@@ -299,6 +222,5 @@ int cbb_stage_start(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 out:
 	cbb_decision_free(&d);
 	cbb_facts_free(&f);
-	cbb_lock_release(lock);
 	return rc;
 }

@@ -21,7 +21,9 @@
 /* Record files read per sweep, and jobs asked about with one squeue. */
 #define SWEEP_READ 32
 #define SWEEP_ASK 8
-/* squeue's time limit in a sweep (milliseconds). */
+/* squeue's time limit in a sweep (milliseconds): at least this much, or
+ * half of what the hook's budget leaves, whichever is more (a loaded
+ * host runs squeue slowly; the sweep's time is the hook's own) */
 #define SWEEP_SQUEUE_MS 2000
 /* How many job ids one readdir of StateDir takes in at most. */
 #define SWEEP_LIST_MAX 4096
@@ -125,6 +127,17 @@ static size_t pick_jobs(cbb_statedir_t *sd, uint32_t self, uint32_t *ask,
 	return asked;
 }
 
+/* squeue's limit now: see SWEEP_SQUEUE_MS; 0 when no time is left */
+static long squeue_ms(const cbb_job_ctx_t *self)
+{
+	long left = (long)cbb_grpc_left_ms(self->g) - SWEEP_RPC_MIN_MS;
+
+	if (left <= 0)
+		return 0;
+	return left / 2 > SWEEP_SQUEUE_MS ? left / 2
+	       : (left < SWEEP_SQUEUE_MS ? left : SWEEP_SQUEUE_MS);
+}
+
 void cbb_stage_sweep(cbb_job_ctx_t *self)
 {
 	uint32_t ask[SWEEP_ASK], uids[SWEEP_ASK];
@@ -146,8 +159,9 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 	}
 	/* one squeue for all of them; Slurm that does not answer: not now */
 	asked_at = time(NULL);
-	if (asked && cbb_jobs_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
-				    ask, asked, SWEEP_SQUEUE_MS, f) < 0)
+	if (asked && (squeue_ms(self) == 0 ||
+		      cbb_jobs_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
+				     ask, asked, squeue_ms(self), f) < 0))
 		asked = 0;
 	for (i = 0; i < asked; i++) {
 		/* one that a list leaves out is asked alone (Slurm may have
@@ -155,7 +169,8 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 		if (f[i].cls == CBB_JOB_UNKNOWN && asked > 1 && !alone) {
 			alone = true;
 			cbb_job_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
-				      ask[i], SWEEP_SQUEUE_MS, &f[i]);
+				      ask[i], squeue_ms(self) ? squeue_ms(self) : 1,
+				      &f[i]);
 		}
 		if (stopped_in_stage_in(&f[i]) &&
 		    !stop_job(self, ask[i], uids[i], &f[i], asked_at))

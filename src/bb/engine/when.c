@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "act.h"
 #include "outcome.h"
 #include "stage.h"
 

@@ -174,3 +174,65 @@ char *cbb_sf_read_all(int fd, size_t max, size_t *len)
 	*len = b.len - 1;
 	return cbb_buf_steal(&b);
 }
+
+/* ---- locks on files of StateDir --------------------------------- */
+
+/*
+ * The lock file is unlinked (cbb_shared_forget, the sweep) only by the
+ * holder of its lock.  A process that opened it before the unlink and
+ * waited gets the lock of a file that is no longer at the path, while a
+ * newcomer creates and locks another: both would be inside.  So the
+ * lock counts only when the locked file is still the one at the path;
+ * otherwise it is dropped and the path opened again.
+ */
+static bool still_at_path(int dfd, const char *name, int fd)
+{
+	struct stat a, b;
+
+	return fstat(fd, &a) == 0 &&
+	       fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+long long cbb_sf_mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int cbb_sf_lock_at(int dfd, const char *name, unsigned wait_ms)
+{
+	/* the budget is the clock's, not a count of naps: on a loaded
+	 * host each 20 ms nap may take longer */
+	long long end = cbb_sf_mono_ms() + wait_ms;
+	unsigned reopened = 0;
+	int fd;
+
+	for (;;) {
+		fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd < 0)
+			return -1;
+		while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			if (errno != EWOULDBLOCK || cbb_sf_mono_ms() >= end) {
+				close(fd);
+				return -1;
+			}
+			usleep(20000);
+		}
+		if (still_at_path(dfd, name, fd))
+			return fd;
+		close(fd); /* unlinked meanwhile: not the lock any more */
+		if (++reopened > 100)
+			return -1;
+	}
+}
+
+void cbb_lock_release(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* releases the lock */
+}
+

@@ -84,7 +84,7 @@ static void sweep_shared(int dfd, const char *base, time_t now)
  * readdir of a directory that holds only a few small files per recent
  * job.
  */
-static void sweep_old(cbb_statedir_t *sd)
+void cbb_sd_sweep_old(cbb_statedir_t *sd)
 {
 	cbb_err_t ignored;
 	struct dirent *e;
@@ -136,31 +136,6 @@ static void sweep_old(cbb_statedir_t *sd)
 			(void)unlinkat(dfd, e->d_name, 0);
 	}
 	closedir(d);
-}
-
-void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id)
-{
-	uint32_t uid = cbb_sf_uid_peek(sd, job_id, "started");
-	cbb_err_t ignored;
-
-	/* the job's user outlives its .started file, for root's bbstat */
-	if (uid != CBB_UID_UNKNOWN) {
-		cbb_rec_t r;
-
-		memset(&r, 0, sizeof(r));
-		r.made = (int64_t)time(NULL);
-		r.kind = CBB_REC_OWNER;
-		snprintf(r.id, sizeof(r.id), "-");
-		r.has_uid = true;
-		r.uid = uid;
-		cbb_err_clear(&ignored);
-		(void)cbb_skips_add(sd, job_id, &r, &ignored);
-	}
-	cbb_sf_unlink(sd, job_id, "down");
-	cbb_sf_unlink(sd, job_id, "started");
-	cbb_sf_unlink(sd, job_id, "asked");
-	cbb_sf_unlink(sd, job_id, "lock");
-	sweep_old(sd);
 }
 
 size_t cbb_sd_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)

@@ -157,59 +157,6 @@ int cbb_shared_add(cbb_statedir_t *sd, uint32_t array_job_id,
 }
 
 /*
- * The lock file is unlinked (cbb_shared_forget, the sweep) only by the
- * holder of its lock.  A process that opened it before the unlink and
- * waited gets the lock of a file that is no longer at the path, while a
- * newcomer creates and locks another: both would be inside.  So the
- * lock counts only when the locked file is still the one at the path;
- * otherwise it is dropped and the path opened again.
- */
-static bool still_at_path(int dfd, const char *name, int fd)
-{
-	struct stat a, b;
-
-	return fstat(fd, &a) == 0 &&
-	       fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-static long long mono_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-int cbb_sf_lock_at(int dfd, const char *name, unsigned wait_ms)
-{
-	/* the budget is the clock's, not a count of naps: on a loaded
-	 * host each 20 ms nap may take longer */
-	long long end = mono_ms() + wait_ms;
-	unsigned reopened = 0;
-	int fd;
-
-	for (;;) {
-		fd = openat(dfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-			    0600);
-		if (fd < 0)
-			return -1;
-		while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			if (errno != EWOULDBLOCK || mono_ms() >= end) {
-				close(fd);
-				return -1;
-			}
-			usleep(20000);
-		}
-		if (still_at_path(dfd, name, fd))
-			return fd;
-		close(fd); /* unlinked meanwhile: not the lock any more */
-		if (++reopened > 100)
-			return -1;
-	}
-}
-
-/*
  * Under the array's lock: make the .shared file the array `who`'s.  The
  * file of another array that had this id (another user, or an earlier
  * submit time: Slurm hands ids out again) is emptied, and records
@@ -270,28 +217,25 @@ static void shared_claim(int dfd, const char *name,
 int cbb_shared_lock(cbb_statedir_t *sd, uint32_t array_job_id,
 		    const cbb_array_ident_t *claim, unsigned wait_ms)
 {
-	char name[CBB_CLUSTER_MAX + 48];
-	int dfd = cbb_sf_at(sd, true, array_job_id, "shared-lock", name,
-			    sizeof(name), NULL), fd;
+	char lock[CBB_CLUSTER_MAX + 48], name[CBB_CLUSTER_MAX + 48];
+	cbb_err_t ignored;
+	int dfd, fd;
 
+	/* (the handle's cluster is as in file names already) */
+	snprintf(lock, sizeof(lock), "%s.%u.shared-lock", sd->cluster,
+		 array_job_id);
+	snprintf(name, sizeof(name), "%s.%u.shared", sd->cluster, array_job_id);
+	cbb_err_clear(&ignored);
+	dfd = cbb_sf_dir(sd, true, &ignored);
 	if (dfd < 0)
 		return -1;
-	fd = cbb_sf_lock_at(dfd, name, wait_ms);
+	fd = cbb_sf_lock_at(dfd, lock, wait_ms);
 	if (fd >= 0) {
 		(void)futimens(fd, NULL); /* last used: what the sweep goes by */
-		if (claim) {
-			cbb_sf_name(name, sizeof(name), sd->cluster, array_job_id,
-				"shared");
+		if (claim)
 			shared_claim(dfd, name, claim);
-		}
 	}
 	return fd;
-}
-
-void cbb_lock_release(int fd)
-{
-	if (fd >= 0)
-		close(fd); /* releases the lock */
 }
 
 void cbb_shared_forget(cbb_statedir_t *sd, uint32_t array_job_id)

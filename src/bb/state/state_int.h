@@ -73,7 +73,14 @@ uint32_t cbb_sf_uid_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what);
 int cbb_sf_recs_add(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 		    const cbb_rec_t *r, size_t n, cbb_err_t *err);
 
-/* state_shared.c: take the lock on a file of StateDir (see there). */
+/* forget.c: sweep the .skipped, .over and old .shared files (see there). */
+void cbb_sd_sweep_old(cbb_statedir_t *sd);
+
+/* dir.c: take the lock on a file of StateDir (see there). */
 int cbb_sf_lock_at(int dfd, const char *name, unsigned wait_ms);
+
+/* CLOCK_MONOTONIC in milliseconds (lock waits bound by the clock, not by
+ * a count of naps) */
+long long cbb_sf_mono_ms(void);
 
 #endif

@@ -22,11 +22,11 @@
  *                            orphaned stage-ins ran (its mtime), and
  *                            its lock (stage.h, cbb_stage_sweep)
  *
- * The code: statefile.c (the record lines and their files),
- * state_dir.c (StateDir and the handle), state_marks.c (.down, .asked,
- * .over, .lock), state_shared.c (an array's .shared and its lock),
- * state_sweep.c (forgetting and sweeping, and what the sweep for other
- * jobs' orphaned stage-ins reads).
+ * The code: dir.c (StateDir and the handle), job.c (the record lines,
+ * one job's files and marks, and what a stage hook's pass reads and
+ * writes at once), shared.c (an array's .shared and its lock), forget.c
+ * (forgetting and sweeping, and what the sweep for other jobs' orphaned
+ * stage-ins reads).
  *
  * StateDir must be a real directory (not a symlink) owned by root or by
  * the user the hooks run as (SlurmUser), writable by nobody else; every
@@ -222,6 +222,33 @@ void cbb_lock_release(int fd);
  * locked is still the one at the path).
  */
 void cbb_shared_forget(cbb_statedir_t *sd, uint32_t array_job_id);
+
+/*
+ * What a stage hook's pass reads of a job, with one look-up of StateDir:
+ * its records (another job's with the same id rewritten away, as
+ * cbb_recs_load does), its array's shared records (array_job_id 0: none),
+ * when an outage was first seen (0: none, as cbb_down_peek), and whether
+ * a hurried teardown's mark covers the attempt submitted at `submit`
+ * (cbb_over_for).  -1 (err set) when StateDir is unusable.  Free both
+ * record sets.
+ */
+typedef struct {
+	cbb_recs_t recs, shared;
+	int64_t down_since;
+	bool over;
+} cbb_sd_pass_t;
+int cbb_sd_job_read(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
+		    int64_t submit, uint32_t array_job_id, cbb_sd_pass_t *out,
+		    cbb_err_t *err);
+/*
+ * ... and what it writes: records to the job's file and its array's, one
+ * append each, then *over: whether a hurried teardown's mark now covers
+ * the attempt (it came while the pass worked).
+ */
+int cbb_sd_job_append(cbb_statedir_t *sd, uint32_t job_id,
+		      const cbb_rec_t *own, size_t n_own,
+		      uint32_t array_job_id, const cbb_rec_t *arr,
+		      size_t n_arr, int64_t submit, bool *over, cbb_err_t *err);
 
 /*
  * Whether it is time to ask Slurm again about a job whose transfers are
