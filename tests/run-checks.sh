@@ -311,6 +311,15 @@ part_admin() {
 		sh tests/admin/manpages.sh
 }
 
+# --- the real Conduit (tests/conduit/real): its server, runner and rsync ---
+# --- FTA built from ../shared/vendor, cached; skipped without it ----------
+part_real() {
+	check "the real Conduit builds (cached), starts, and answers a client as the docs say (smoke)" \
+		sh tests/conduit/real/smoke.sh
+	check "the staging hooks against the real Conduit: sizes, trees, mv without -r, outages, remote validation, requeue, cancel" \
+		sh tests/conduit/real/specs.sh
+}
+
 # --- living inside slurmctld: 100,000 calls, memory and fds flat --------
 part_hookloop() {
 	for v in 5.4 5.1; do
@@ -462,9 +471,9 @@ fi
 # would be the next suite's)
 matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4$vendored$switch_src}
 HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan busted-asan2
-switch cli admin hookloop valgrind install"
+switch cli admin hookloop valgrind install real"
 # the order they start in: the longest first
-HOST_START="busted-asan busted-asan2 busted-5.4 busted-5.3 busted-5.2 busted-5.1 units switch admin
+HOST_START="busted-asan busted-asan2 busted-5.4 busted-5.3 busted-5.2 busted-5.1 real units switch admin
 valgrind hookloop install cli static"
 # the parts whose checks measure time (deadlines, budgets): the e2e waves,
 # which keep both cores busy, wait until these are done

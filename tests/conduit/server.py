@@ -924,10 +924,20 @@ def main():
     store = Store(a.state)
     faults = Faults(a.faults)
     pool = futures.ThreadPoolExecutor(max_workers=32)
-    server = grpc.server(pool)
+    # no SO_REUSEPORT (gRPC's default): a second server on this port, one
+    # a stop missed, must fail to start, not take half the connections
+    # with a store of its own
+    server = grpc.server(pool, options=[("grpc.so_reuseport", 0)])
     pbg.add_ConduitApiServicer_to_server(make_server_class()(store, faults, a.log, users),
                                          server)
-    server.add_secure_port("%s:%d" % (a.host, a.port), creds)
+    try:
+        bound = server.add_secure_port("%s:%d" % (a.host, a.port), creds)
+    except RuntimeError:  # newer grpcio raises where older ones return 0
+        bound = 0
+    if not bound:
+        print("port %d is in use: another server is running there" % a.port, flush=True)
+        os.kill(HELPER.pid, signal.SIGTERM)
+        sys.exit(1)
     Worker(store, faults).start()
     server.start()
     signal.signal(signal.SIGTERM, lambda *_: STOPPING.set())

@@ -159,7 +159,7 @@ in_root scancel "$J4"
 expect "scancel: the job is cancelled" wait_for 20 state_is "$J4" CANCELLED
 expect "scancel during stage-in aborts the transfers (StopTransfer)" wait_for 30 sh -c "[ \$(grep -c '\"method\": \"StopTransfer\"' $R$SRV/rpc.log) -ge $((s0 + 2)) ]"
 expect "no transfer of the cancelled job is left active at the server" wait_for 15 none_active "$J4"
-only_over_mark() { [ "$(state_files "$1" | tr '\n' ' ')" = "conduit.$1.over " ]; }
+only_over_mark() { no_state_files "$1" && state_files "$1" | grep -qx "conduit\.$1\.over"; }
 expect "... its StateDir records are gone, the mark that stops a late data_in stays" \
 	wait_for 15 only_over_mark "$J4"
 faults '{}'

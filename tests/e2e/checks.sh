@@ -63,10 +63,13 @@ write_job() { # write_job NAME < script
 }
 # StateDir files of a job (conduit_bb keeps a few while the job lives).
 state_files() { ls "$R/var/spool/conduit_bb" 2>/dev/null | grep -E "^conduit\\.$1\\." ; }
-# A hurried teardown of a job that is over leaves one file on purpose,
-# conduit.<job>.over (it stops a stage hook Slurm runs after the teardown;
-# swept after a day): no_state_files does not count it.
-no_state_files() { [ -z "$(state_files "$1" | grep -v '\.over$')" ]; }
+# A teardown leaves two files on purpose, both swept when old:
+# conduit.<job>.skipped (skipped stage-outs for bbstat, the job's user,
+# and the records of what it started, which a requeue after the teardown
+# reads) and, after a hurried teardown of a job that is over,
+# conduit.<job>.over (it stops a stage hook Slurm runs after the
+# teardown): no_state_files does not count them.
+no_state_files() { [ -z "$(state_files "$1" | grep -Ev '\.(over|skipped)$')" ]; }
 # Wait until the server has seen N StartTransfer for a job.
 wait_starts() { # wait_starts JOB N SECONDS
 	wait_for "$3" sh -c "[ \$(cat $R$SRV/rpc.log 2>/dev/null | grep '\"method\": \"StartTransfer\"' | grep -c SLURMJOB:$1,) -ge $2 ]"

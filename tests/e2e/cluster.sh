@@ -45,6 +45,21 @@ start_conduit() {
 	}
 }
 
+# The Conduit test server: by its pid file, then any test server of this
+# root left on its port (one a stop missed would serve half the
+# connections from a store of its own; server.py also refuses to start
+# on a port in use)
+stop_conduit() {
+	stop_pidfile run/conduit-test.pid
+	for d in /proc/[0-9]*; do
+		[ "$(readlink "$d/root" 2>/dev/null)" = "$R" ] || continue
+		tr '\0' ' ' < "$d/cmdline" 2>/dev/null |
+			grep -q "tests/conduit/server.py --port $CONDUIT_PORT " || continue
+		kill -9 "${d#/proc/}" 2>/dev/null
+	done
+	return 0
+}
+
 node_idle() { [ "$(in_root sinfo -h -o %t | sort -u)" = idle ]; } # every node
 # the nodes of this profile, each a slurmd (-N NAME with multiple-slurmd)
 slurmd_nodes() { [ -n "$SWITCH_PLUGIN" ] && echo cbb1 cbb2; }
@@ -155,10 +170,10 @@ stop) stop ;;
 restart-slurmctld)
 	stop_pidfile run/slurmctld.pid 60
 	in_root /usr/sbin/slurmctld ;;
-stop-conduit) stop_pidfile run/conduit-test.pid ;;
+stop-conduit) stop_conduit ;;
 start-conduit) start_conduit ;;
 wipe-conduit) # restarted without its database: every transfer forgotten
-	stop_pidfile run/conduit-test.pid
+	stop_conduit
 	rm -f "$R$SRV/state.json"
 	start_conduit ;;
 *) echo "usage: cluster.sh start|stop|restart-slurmctld|stop-conduit|start-conduit|wipe-conduit" >&2; exit 2 ;;

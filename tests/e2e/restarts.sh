@@ -69,18 +69,23 @@ expect "requeue: ... the job saw the tree as staged, not nested in itself" \
 	file_is "$JOBS/rq-$J7-ls.txt" "sub"
 expect "requeue: --every-attempt stages in again" \
 	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_PRE,")" = 1 ]
-expect "requeue: ... after attempt 0's copy was moved aside, once" sh -c \
-	"[ \"\$(cat $R\$(aside_of $JOBS/rq-$J7-every.txt 0))\" = alpha ] &&
-	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
+# aside_is PATH K TEXT [IN]: attempt K's output at PATH went to one aside,
+# which holds TEXT (at IN inside it, for a tree)
+aside_is() {
+	a=$(aside_of "$1" "$2") && file_is "$a${4:-}" "$3"
+}
+expect "requeue: ... after attempt 0's copy was moved aside" aside_is "$JOBS/rq-$J7-every.txt" 0 alpha
+expect "requeue: ... once" sh -c \
+	"[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:2,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: the interrupted attempt staged out once, as attempt 0" \
 	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:0,SLURMINDEX:3,SLURMTYPE:CONDUIT_POST,")" = 1 ]
 expect "requeue: the final attempt staged out once, as attempt 1" \
 	[ "$(starts_of "SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,SLURMTYPE:CONDUIT_POST,")" = 1 ]
 expect "requeue: the final attempt's outputs are what arrived" \
 	file_is "/data/out/rq-$J7-out.txt" "attempt 1"
-expect "requeue: ... the interrupted attempt's moved aside once, whole" sh -c \
-	"[ \"\$(cat $R\$(aside_of /data/out/rq-$J7-out.txt 0))\" = 'attempt 0' ] &&
-	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
+expect "requeue: ... the interrupted attempt's moved aside once, whole" aside_is /data/out/rq-$J7-out.txt 0 'attempt 0'
+expect "requeue: ... by one move-aside" sh -c \
+	"[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$J7,CLUSTER:conduit,RESTART:1,SLURMINDEX:3,SLURMTYPE:CONDUIT_ASIDE,') = 1 ]"
 expect "requeue: bbstat shows each attempt's rows" sh -c \
 	"chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +0 +TRANSFER_FINALIZED' &&
 	 chroot $R scontrol show bbstat conduit $J7 | grep -qE '^out +6 +1 +TRANSFER_FINALIZED'"
@@ -118,12 +123,14 @@ expect "... requeued, attempt 1 completes" wait_for 150 sh -c \
 for w in tree mtree; do
 	expect "... $w (cp -r / mv -r): the final attempt's tree at the destination, not nested" sh -c \
 		"[ \"\$(cat $R/data/rqo/$w-$JQ/sub/result.txt)\" = 'attempt 1' ] && [ ! -e $R/data/rqo/$w-$JQ/$w ]"
-	expect "... $w: attempt 0's tree moved aside, whole (under its own name in a fresh aside)" sh -c \
-		"a=\$(aside_of /data/rqo/$w-$JQ 0) && [ \"\$(cat $R\$a/$w-$JQ/sub/result.txt)\" = 'attempt 0' ]"
+	# (Conduit's rsync mover puts a tree moved to an absent name under
+	# its own name in it: the aside holds $w-$JQ/)
+	expect "... $w: attempt 0's tree moved aside, whole (under its own name in a fresh aside)" \
+		aside_is /data/rqo/$w-$JQ 0 'attempt 0' /$w-$JQ/sub/result.txt
 done
 for w in res log; do
-	expect "... $w (cp / mv of a file): the final attempt's file, attempt 0's aside" sh -c \
-		"[ \"\$(cat $R/data/rqo/$w-$JQ.txt)\" = 'attempt 1' ] && [ \"\$(cat $R\$(aside_of /data/rqo/$w-$JQ.txt 0))\" = 'attempt 0' ]"
+	expect "... $w (cp / mv of a file): the final attempt's file" file_is /data/rqo/$w-$JQ.txt 'attempt 1'
+	expect "... $w: attempt 0's file moved aside" aside_is /data/rqo/$w-$JQ.txt 0 'attempt 0'
 done
 once_each() { # 4 directives x 2 attempts, 4 move-asides
 	[ "$(starts_of "SLURMJOB:$1,.*SLURMTYPE:CONDUIT_POST,")" = 8 ] &&
@@ -157,8 +164,8 @@ in_root scontrol update JobId="$JD" StartTime=now
 faults '{}'
 expect "requeue during stage-out: attempt 1 completes" wait_for 150 sh -c \
 	"[ \"\$(chroot $R squeue -h -t all -j $JD -o '%T')\" = COMPLETED ] && grep -qx 'attempt 1' $R/data/rqo/dtree-$JD/sub/result.txt"
-expect "... the final attempt's tree, not nested; attempt 0's aside" sh -c \
-	"[ ! -e $R/data/rqo/dtree-$JD/dtree-$JD ] && a=\$(aside_of /data/rqo/dtree-$JD 0) && [ \"\$(cat $R\$a/dtree-$JD/sub/result.txt)\" = 'attempt 0' ]"
+expect "... the final attempt's tree, not nested" gone /data/rqo/dtree-$JD/dtree-$JD
+expect "... attempt 0's aside" aside_is /data/rqo/dtree-$JD 0 'attempt 0' /dtree-$JD/sub/result.txt
 
 # ---- 8. the Conduit server goes down during stage-in -------------------------
 write_job down.sh <<'JOB'

@@ -578,9 +578,47 @@ int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms)
 }
 
 /*
+ * The records of a job's .started file, appended to its .skipped file
+ * (both under their locks; nothing when the two would pass the records'
+ * size cap, which a reader would refuse whole).  A job that Slurm
+ * requeues after its teardown (scontrol requeue of a finished job) still
+ * knows which earlier transfers were its own: a requeue moves aside only
+ * those (requeue.c), and only the places they created.
+ */
+static void keep_started(int dfd, const char *started, const char *skipped)
+{
+	struct stat st;
+	char *text;
+	size_t len;
+	int in, out;
+
+	in = openat(dfd, started, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return;
+	(void)flock(in, LOCK_SH);
+	text = cbb_sf_read_all(in, RECS_MAX_BYTES, &len);
+	close(in);
+	if (!text)
+		return;
+	out = openat(dfd, skipped, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW |
+		     O_CLOEXEC, 0600);
+	if (out >= 0) {
+		(void)flock(out, LOCK_EX);
+		if (fstat(out, &st) == 0 && S_ISREG(st.st_mode) && len &&
+		    (size_t)st.st_size + len < RECS_MAX_BYTES &&
+		    write(out, text, len) != (ssize_t)len)
+			cbb_sf_empty(out);
+		close(out);
+	}
+	free(text);
+}
+
+/*
  * Forget the started/down/asked/lock files of a job that is over (its
  * .skipped file stays for bbstat, with the job's user: root's bbstat asks
- * Conduit as that user), and sweep old .skipped files.
+ * Conduit as that user, and the records of what it started: a requeue
+ * after the teardown reads them back, cbb_sd_job_read), and sweep old
+ * .skipped files.
  */
 void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id)
 {
@@ -606,6 +644,12 @@ void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id)
 		r.uid = uid;
 		(void)append_at(dfd, name, &r, 1, &ignored);
 	}
+	{
+		char started[CBB_CLUSTER_MAX + 48];
+
+		name_of(started, sizeof(started), sd, job_id, "started");
+		keep_started(dfd, started, name);
+	}
 	for (i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
 		name_of(name, sizeof(name), sd, job_id, gone[i]);
 		(void)unlinkat(dfd, name, 0);
@@ -614,6 +658,35 @@ void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id)
 }
 
 /* ---- what a stage hook's pass reads and writes, at once ------------- */
+
+/*
+ * What an earlier teardown kept of the job's records (keep_started), for
+ * a job Slurm requeued after it: added to `recs` (the .skipped file's own
+ * kinds, skipped stage-outs and the owner, are not started records).
+ */
+static void kept_at(cbb_statedir_t *sd, int dfd, uint32_t job_id,
+		    uint32_t restart, int64_t submit, cbb_recs_t *recs)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_recs_t kept;
+	cbb_rec_t *v;
+	size_t i, n = 0;
+
+	name_of(name, sizeof(name), sd, job_id, "skipped");
+	load_at(dfd, name, restart, submit, &kept);
+	for (i = 0; i < kept.n; i++)
+		if (kept.v[i].kind != CBB_REC_SKIPPED &&
+		    kept.v[i].kind != CBB_REC_OWNER)
+			kept.v[n++] = kept.v[i];
+	if (n && (v = realloc(recs->v, (recs->n + n) * sizeof(*v)))) {
+		/* the earlier attempts' first, as they were written */
+		memmove(v + n, v, recs->n * sizeof(*v));
+		memcpy(v, kept.v, n * sizeof(*v));
+		recs->v = v;
+		recs->n += n;
+	}
+	cbb_recs_free(&kept);
+}
 
 int cbb_sd_job_read(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
 		    int64_t submit, uint32_t array_job_id, cbb_sd_pass_t *out,
@@ -633,6 +706,7 @@ int cbb_sd_job_read(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
 	if (dfd < 0)
 		return -1;
 	load_at(dfd, started, restart, submit, &out->recs);
+	kept_at(sd, dfd, job_id, restart, submit, &out->recs);
 	if (array_job_id)
 		load_at(dfd, shared, UINT32_MAX, 0, &out->shared);
 	t = time_at(dfd, down);
