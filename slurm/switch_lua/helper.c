@@ -21,6 +21,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -718,6 +719,94 @@ static char *field_str(const swl_val_t *t, const char *k)
 	return s;
 }
 
+/*
+ * The helper runs as root where slurmd or slurmstepd started it: nothing
+ * of that place may steer it.  "/" as its working directory (Lua's
+ * default search path tries ./?.lua before any C module: a
+ * conduit_bb.lua planted in slurmd's directory would run as root), a
+ * fixed environment (PATH, HOME, LANG, and only the variables that say
+ * where the configs and Lua's modules are, as the daemon's own
+ * environment set them: root's, never a user's; a relative entry of
+ * Lua's search paths is dropped, absolute_paths), the daemon's oom_score_adj (-999 in
+ * slurmstepd) back to 0, and no descriptor but stdio and the two pipes.
+ */
+static void seal(void)
+{
+	static const char *const keep[] = {
+		"SLURM_CONF", "CONDUIT_BB_CONF", "LUA_PATH", "LUA_CPATH",
+		"LUA_PATH_5_2", "LUA_CPATH_5_2", "LUA_PATH_5_3", "LUA_CPATH_5_3",
+		"LUA_PATH_5_4", "LUA_CPATH_5_4",
+	};
+	char *kept[sizeof(keep) / sizeof(keep[0])];
+	size_t i;
+	int fd;
+
+	if (chdir("/") < 0)
+		_exit(2);
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		const char *v = getenv(keep[i]);
+
+		kept[i] = v ? strdup(v) : NULL;
+	}
+	if (clearenv() != 0)
+		_exit(2);
+	if (setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1) < 0 ||
+	    setenv("HOME", "/", 1) < 0 || setenv("LANG", "C", 1) < 0)
+		_exit(2);
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		if (kept[i] && setenv(keep[i], kept[i], 1) < 0)
+			_exit(2);
+		free(kept[i]);
+	}
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "0", 1) != 1) {
+			/* (a kernel without it: nothing to reset) */
+		}
+		close(fd);
+	}
+	if (close_range(SWL_FD_ANSWER + 1, ~0U, 0) < 0) {
+		long max = sysconf(_SC_OPEN_MAX);
+
+		for (fd = SWL_FD_ANSWER + 1; fd < (max > 0 ? max : 65536); fd++)
+			close(fd);
+	}
+}
+
+/* Lua's search paths without a relative entry (./?.lua, ./?.so): only
+ * the system's directories, whatever the working directory holds. */
+static void absolute_paths(lua_State *L)
+{
+	static const char *const which[] = { "path", "cpath" };
+	size_t i;
+
+	lua_getglobal(L, "package");
+	for (i = 0; i < 2 && lua_istable(L, -1); i++) {
+		const char *p, *e;
+		luaL_Buffer b;
+		bool first = true;
+
+		lua_getfield(L, -1, which[i]);
+		p = lua_tostring(L, -1);
+		luaL_buffinit(L, &b);
+		for (; p && *p; p = *e ? e + 1 : e) {
+			e = strchr(p, ';');
+			if (!e)
+				e = p + strlen(p);
+			if (*p != '/')
+				continue;
+			if (!first)
+				luaL_addchar(&b, ';');
+			luaL_addlstring(&b, p, (size_t)(e - p));
+			first = false;
+		}
+		luaL_pushresult(&b);
+		lua_setfield(L, -3, which[i]);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+}
+
 int main(void)
 {
 	unsigned char *req = NULL;
@@ -726,14 +815,12 @@ int main(void)
 	answer_t a;
 	char *hook, *script, *cluster;
 	lua_State *L;
-	int fd;
 
 	/* if the daemon that asked dies, so does the answer */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (fcntl(SWL_FD_ANSWER, F_SETFD, FD_CLOEXEC) < 0)
 		return 2;
-	for (fd = SWL_FD_ANSWER + 1; fd < 1024; fd++)
-		close(fd);
+	seal();
 	if (read_request(&req, &req_len) < 0 || !swl_valid(req, req_len) ||
 	    !swl_get(req, req + req_len, &top) || top.tag != '{') {
 		sayf(SWL_LOG_ERROR, "%s", "switch-lua-run: bad request");
@@ -759,6 +846,7 @@ int main(void)
 		return 2;
 	}
 	luaL_openlibs(L);
+	absolute_paths(L);
 	slurm_table(L, cluster);
 	if (load_script(L, script, &a) == 0) {
 		if (!strcmp(hook, "load")) {
@@ -785,11 +873,8 @@ int main(void)
 		return 2;
 	}
 	frame('R', a.out.data, a.out.len, "", 0);
-	lua_close(L);
-	swl_out_free(&a.out);
-	free(req);
-	free(hook);
-	free(script);
-	free(cluster);
-	return 0;
+	/* the answer is out: nothing after it may lose it (a script's __gc
+	 * finalizers that hang or fail run in lua_close, so it is not run;
+	 * the process's memory goes with it) */
+	_exit(0);
 }

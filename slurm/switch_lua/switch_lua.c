@@ -338,23 +338,61 @@ extern void switch_p_jobinfo_pack(void *data, buf_t *buffer,
 	packmem(ji ? (char *)ji->blob : NULL, ji ? ji->blob_len : 0, buffer);
 }
 
+/*
+ * Where this plugin's bytes end in buffer, or 0 when that cannot be
+ * known.  Slurm packs a plugin's jobinfo and stepinfo as a length (32
+ * bits, network order), the plugin's id (32 bits), then the plugin's own
+ * bytes (dynamic_plugin_data_pack, src/common/dynamic_plugin_data.c);
+ * unpack is called just after the id.  With it, what this build cannot
+ * read (a later or earlier format, a damaged record) is skipped whole
+ * and declined, and Slurm's load of the job state goes on.
+ */
+static uint32_t data_end(buf_t *buffer)
+{
+	const unsigned char *p = (const unsigned char *)get_buf_data(buffer);
+	uint32_t off = get_buf_offset(buffer), len;
+
+	if (!p || off < 8)
+		return 0;
+	len = (uint32_t)p[off - 8] << 24 | (uint32_t)p[off - 7] << 16 |
+	      (uint32_t)p[off - 6] << 8 | (uint32_t)p[off - 5];
+	if (len < 4 || len - 4 > size_buf(buffer) - off)
+		return 0;
+	return off - 4 + len;
+}
+
+/* Skip what cannot be read: SLURM_SUCCESS with nothing (declined), or
+ * SLURM_ERROR when the end is unknown. */
+static int decline(buf_t *buffer, uint32_t end, const char *what,
+		   uint16_t format, const char *why)
+{
+	if (!end || end < get_buf_offset(buffer)) {
+		error("%s: %s unpack error (format %u): %s", plugin_type, what,
+		      format, why);
+		return SLURM_ERROR;
+	}
+	error("%s: %s (format %u, this build reads %u) declined: %s; the "
+	      "job has no switch/lua session", plugin_type, what, format,
+	      SWL_FORMAT, why);
+	set_buf_offset(buffer, end);
+	return SLURM_SUCCESS;
+}
+
 extern int switch_p_jobinfo_unpack(void **data, buf_t *buffer,
 				   uint16_t protocol_version)
 {
 	swl_jobinfo_t *ji = NULL;
 	uint16_t format = 0;
 	char *blob = NULL;
-	uint32_t len = 0;
+	uint32_t len = 0, end = data_end(buffer);
 
 	*data = NULL;
 	if (protocol_version < SLURM_MIN_PROTOCOL_VERSION)
 		goto unpack_error;
 	safe_unpack16(&format, buffer);
-	if (format != SWL_FORMAT) {
-		error("%s: jobinfo format %u is not %u (made by another "
-		      "switch/lua build)", plugin_type, format, SWL_FORMAT);
-		goto unpack_error;
-	}
+	if (format != SWL_FORMAT)
+		return decline(buffer, end, "jobinfo", format,
+			       "made by another switch/lua build");
 	ji = swl_jobinfo_new();
 	safe_unpack16(&ji->state, buffer);
 	safe_unpack16(&ji->flags, buffer);
@@ -365,8 +403,12 @@ extern int switch_p_jobinfo_unpack(void **data, buf_t *buffer,
 	safe_unpack32(&ji->retries, buffer);
 	safe_unpackmem_xmalloc(&blob, &len, buffer);
 	if (ji->state < SWL_SETUP || ji->state > SWL_DONE ||
-	    (len && !swl_valid((unsigned char *)blob, len)))
-		goto unpack_error;
+	    (len && !swl_valid((unsigned char *)blob, len))) {
+		xfree(blob);
+		swl_jobinfo_destroy(ji);
+		return decline(buffer, end, "jobinfo", format,
+			       "a state or blob it does not know");
+	}
 	ji->blob = (unsigned char *)blob;
 	ji->blob_len = len;
 	blob = NULL;
@@ -376,10 +418,9 @@ extern int switch_p_jobinfo_unpack(void **data, buf_t *buffer,
 	return SLURM_SUCCESS;
 
 unpack_error:
-	error("%s: jobinfo unpack error", plugin_type);
 	xfree(blob);
 	swl_jobinfo_destroy(ji);
-	return SLURM_ERROR;
+	return decline(buffer, end, "jobinfo", format, "short or damaged");
 }
 
 /* switch.c hands over the job record, not the jobinfo (26.05) */
@@ -457,7 +498,7 @@ extern int switch_p_stepinfo_unpack(void **stepinfo, buf_t *buffer,
 				    uint16_t protocol_version)
 {
 	uint16_t format = 0;
-	uint32_t job_id = 0, len = 0;
+	uint32_t job_id = 0, len = 0, end = data_end(buffer);
 	char *blob = NULL;
 
 	*stepinfo = NULL;
@@ -465,11 +506,15 @@ extern int switch_p_stepinfo_unpack(void **stepinfo, buf_t *buffer,
 		goto unpack_error;
 	safe_unpack16(&format, buffer);
 	if (format != SWL_FORMAT)
-		goto unpack_error;
+		return decline(buffer, end, "stepinfo", format,
+			       "made by another switch/lua build");
 	safe_unpack32(&job_id, buffer);
 	safe_unpackmem_xmalloc(&blob, &len, buffer);
-	if (len && !swl_valid((unsigned char *)blob, len))
-		goto unpack_error;
+	if (len && !swl_valid((unsigned char *)blob, len)) {
+		xfree(blob);
+		return decline(buffer, end, "stepinfo", format,
+			       "a blob it does not know");
+	}
 	if (len) {
 		swl_stepinfo_t *si = xmalloc(sizeof(*si));
 
@@ -484,9 +529,8 @@ extern int switch_p_stepinfo_unpack(void **stepinfo, buf_t *buffer,
 	return SLURM_SUCCESS;
 
 unpack_error:
-	error("%s: stepinfo unpack error", plugin_type);
 	xfree(blob);
-	return SLURM_ERROR;
+	return decline(buffer, end, "stepinfo", format, "short or damaged");
 }
 
 /* ---- asked once ---------------------------------------------------------- */

@@ -149,7 +149,10 @@ expect "cancelling a whole array mid-stage..." wait_for 60 sh -c "[ \$(grep '\"m
 s0=$(stops)
 in_root scancel "$S2"
 shared_row_aborted() { # the array's task $1 shows its shared row aborted
-	in_root scontrol show bbstat conduit "$1" | grep -E '^in +3 +0 +TRANSFER_ABORT' |
+	# (as Conduit ends an abort: TRANSFER_ERROR with ERROR_ABORTED, or
+	# ABORT/ABORTED)
+	in_root scontrol show bbstat conduit "$1" |
+		grep -E '^in +3 +0 +(TRANSFER_ABORT|TRANSFER_ERROR .*ERROR_ABORTED)' |
 		grep -q '(shared '
 }
 expect "... aborts its shared stage-in (StopTransfer)" wait_for 60 shared_row_aborted "$S2"

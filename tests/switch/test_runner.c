@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,7 +61,16 @@ static void call(const char *hook, const char *script, const char *mode,
 	swl_out_init(&o);
 	swl_open(&o);
 	swl_kv_str(&o, "hook", hook);
-	swl_kv_str(&o, "script", script);
+	/* absolute, as the plugin sends it (the helper runs in "/") */
+	if (script[0] != '/') {
+		char cwd[4096], abs[8192];
+
+		assert_non_null(getcwd(cwd, sizeof(cwd)));
+		snprintf(abs, sizeof(abs), "%s/%s", cwd, script);
+		swl_kv_str(&o, "script", abs);
+	} else {
+		swl_kv_str(&o, "script", script);
+	}
 	swl_kv_str(&o, "cluster", "testcluster");
 	swl_put_cstr(&o, "args");
 	swl_open(&o);
@@ -345,13 +355,45 @@ static void test_conduit_bb(void **state __attribute__((unused)))
 	result_t r;
 	swl_val_t v;
 
-	snprintf(cpath, sizeof(cpath), "%s/?.so", module_dir);
+	char here[2048], planted[2200], marker[2300], *abs_mod;
+	FILE *f;
+
+	abs_mod = realpath(module_dir, NULL);
+	assert_non_null(abs_mod);
+	/* ";;" (Lua's defaults) too: their ./?.lua and ./?.so entries are
+	 * what a planted file would ride on */
+	snprintf(cpath, sizeof(cpath), "%s/?.so;;", abs_mod);
+	free(abs_mod);
 	setenv("LUA_CPATH", cpath, 1);
+	setenv("LUA_PATH", ";;", 1);
 	setenv("CONDUIT_BB_CONF", "/nonexistent/conduit_bb.conf", 1);
-	call("load", "lua/switch.lua", "", NULL, NULL, 0, 5000, &r);
+	/* the daemon's working directory holds a conduit_bb.lua someone
+	 * planted: the helper (root) never runs it */
+	assert_non_null(getcwd(here, sizeof(here)));
+	snprintf(planted, sizeof(planted), "%s/build/test/planted", here);
+	snprintf(marker, sizeof(marker), "%s/ran", planted);
+	assert_int_equal(mkdir(planted, 0755) == 0 || errno == EEXIST, 1);
+	(void)unlink(marker);
+	snprintf(planted + strlen(planted), sizeof(planted) - strlen(planted),
+		 "/conduit_bb.lua");
+	f = fopen(planted, "w");
+	assert_non_null(f);
+	fprintf(f, "io.open('%s', 'w'):close()\nreturn {}\n", marker);
+	fclose(f);
+	*strrchr(planted, '/') = '\0';
+	assert_int_equal(chdir(planted), 0);
+	{
+		char script[2200];
+
+		snprintf(script, sizeof(script), "%s/lua/switch.lua", here);
+		call("load", script, "", NULL, NULL, 0, 5000, &r);
+	}
+	assert_int_equal(chdir(here), 0);
 	assert_string_equal(r.status, "ok");
 	assert_true(swl_field(&r.value, "block_job_complete", &v) && v.tag == 'f');
+	assert_int_equal(access(marker, F_OK), -1);
 	swl_run_free(&r.run);
+	unsetenv("LUA_PATH");
 	/* no conduit: segment in --network: declined */
 	call("job_start", "lua/switch.lua", "other:thing", NULL, NULL, 0, 5000, &r);
 	assert_string_equal(r.status, "ok");
@@ -407,7 +449,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_runner HELPER MODULE_DIR\n");
 		return 2;
 	}
-	helper = argv[1];
+	/* absolute: a test runs the helper from another directory */
+	{
+		char *h = realpath(argv[1], NULL);
+
+		helper = h ? h : argv[1];
+	}
 	module_dir = argv[2];
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
