@@ -637,14 +637,21 @@ static void call_hook(lua_State *L, const char *hook, const swl_val_t *args,
 		if (start && rc == 0 && !lua_isnil(L, base + 2)) {
 			swl_out_t ji;
 			const char *why = NULL;
+			char big[128];
 
 			swl_out_init(&ji);
 			if (!lua_istable(L, base + 2))
 				why = luaL_typename(L, base + 2);
 			else
 				why = put_lua(L, base + 2, &ji, 0);
-			if (!why && ji.bad)
-				why = "more than 1 MiB";
+			if (!why && (ji.bad || ji.len > SWL_JOBINFO_MAX)) {
+				snprintf(big, sizeof(big), "%s than %zu KiB (it "
+					 "rides in the job's state and in every "
+					 "step's credential)", ji.bad ?
+					 "far more" : "more",
+					 SWL_JOBINFO_MAX / 1024);
+				why = big;
+			}
 			if (why) {
 				snprintf(msg, sizeof(msg), "job_start's jobinfo "
 					 "cannot be stored: %s", why);
@@ -869,8 +876,15 @@ int main(void)
 		swl_kv_str(&a.out, "msg", a.msg);
 	swl_close(&a.out);
 	if (a.out.bad) {
-		sayf(SWL_LOG_ERROR, "%s", "switch-lua-run: answer too large");
-		return 2;
+		/* an answer the plugin can read, saying so (not an exit the
+		 * plugin would report as "exited without returning") */
+		swl_out_free(&a.out);
+		swl_out_init(&a.out);
+		swl_open(&a.out);
+		swl_kv_str(&a.out, "status", "error");
+		swl_kv_str(&a.out, "msg", "switch-lua-run: the hook's answer is "
+			   "over 1 MiB");
+		swl_close(&a.out);
 	}
 	frame('R', a.out.data, a.out.len, "", 0);
 	/* the answer is out: nothing after it may lose it (a script's __gc

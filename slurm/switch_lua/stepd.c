@@ -132,7 +132,27 @@ extern int switch_p_job_preinit(stepd_step_rec_t *step)
 	return rc;
 }
 
-/* Set (or, for false, unset) each name of step_init's environment. */
+/* A name a process environment can hold: [A-Za-z_][A-Za-z0-9_]*. */
+static bool env_name_ok(const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	if (!n || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+/*
+ * Set (or, for false, unset) each name of step_init's environment.  A
+ * name that is not a variable name (a newline in it would forge another
+ * variable) or a value with a NUL (it would be cut there) is refused,
+ * logged, and left out.
+ */
 static void apply_env(stepd_step_rec_t *step, const swl_val_t *env)
 {
 	const unsigned char *p = env->s, *end = env->s + env->n;
@@ -144,6 +164,15 @@ static void apply_env(stepd_step_rec_t *step, const swl_val_t *env)
 		p = swl_get(p, end, &k);
 		if (!p || !(p = swl_get(p, end, &v)) || k.tag != 's')
 			break;
+		if (!env_name_ok(k.s, k.n) ||
+		    (v.tag == 's' && memchr(v.s, '\0', v.n))) {
+			error("%s: step_init: environment entry %.*s refused: "
+			      "%s", plugin_type, (int)(k.n > 64 ? 64 : k.n),
+			      env_name_ok(k.s, k.n) ? (const char *)k.s : "?",
+			      env_name_ok(k.s, k.n) ? "a NUL in its value" :
+			      "not a variable name");
+			continue;
+		}
 		name = xstrndup((const char *)k.s, k.n);
 		if (v.tag == 's') {
 			value = xstrndup((const char *)v.s, v.n);

@@ -22,7 +22,10 @@
 #include <stdint.h>
 
 #define SWL_WIRE_DEPTH 16
-#define SWL_WIRE_MAX   ((size_t)1 << 20) /* one request, answer or jobinfo */
+#define SWL_WIRE_MAX   ((size_t)1 << 20) /* one request or answer */
+/* a jobinfo job_start returns: it is saved with the job and copied into
+ * every step's launch credential, so it is kept small */
+#define SWL_JOBINFO_MAX ((size_t)64 << 10)
 
 typedef struct {
 	unsigned char *data;

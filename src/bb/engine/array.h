@@ -3,7 +3,7 @@
  * finds it over): whether another task still waits on the array's shared
  * stage-ins, and if none does, the array's shared records go.  The
  * stage code's side (which directives a task shares, the lock every
- * start decision is taken under) is stage_array.h; which directives can
+ * start decision is taken under) is array.h; which directives can
  * be shared is cbb_directive_shared() in directive.h.
  */
 #ifndef CBB_ARRAY_H

@@ -1,4 +1,4 @@
-/* status.c - see status.h */
+/* bbstat.c - see bbstat.h */
 #include "bbstat.h"
 
 #include <jansson.h>

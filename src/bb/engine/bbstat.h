@@ -1,5 +1,5 @@
 /*
- * status.h - `scontrol show bbstat conduit JOBID [json]`: one row per
+ * bbstat.h - `scontrol show bbstat conduit JOBID [json]`: one row per
  * directive and run attempt (a requeued job has an attempt per run),
  * from one Query's worth of transfers and the stage-outs that --when=
  * skipped.  Text that comes from the server

@@ -78,7 +78,7 @@ int cbb_stage_teardown(cbb_job_ctx_t *j, bool abort_active, bool in_only,
 		       cbb_err_t *err);
 
 /*
- * The two teardowns Slurm asks for (hooks_stage.c's l_job_teardown says
+ * The two teardowns Slurm asks for (hooks/staging.c's l_job_teardown says
  * when each comes).  j->g: a connection, opened here when needed.
  *
  * Without hurry nothing is aborted but the stage-ins of a job that is
@@ -121,7 +121,7 @@ bool cbb_stage_in_unfinished(cbb_job_ctx_t *j);
  * Slurm no longer knows), as their hurried teardown would have: the mark
  * that stops a late stage hook first, their records gone after.
  *
- * Bounded (stage_sweep.c): at most one sweep a second over all hooks
+ * Bounded (sweep.c): at most one sweep a second over all hooks
  * (StateDir's `sweep` file, under a lock never waited for), at most 32
  * record files read (a window that moves on, so none is starved; a file
  * whose job's hooks hold its lock is skipped, never waited on), at most

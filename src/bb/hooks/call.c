@@ -1,4 +1,4 @@
-/* bbcall.c - see bbcall.h */
+/* call.c - see call.h */
 #include "call.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /*
- * hooks_report.c - the bb hooks that report rather than stage:
+ * report.c - the bb hooks that report rather than stage:
  * slurm_bb_get_status (`scontrol show bbstat conduit JOBID [json]`, one
  * short budget: slurmctld holds its burst-buffer lock meanwhile) and
  * slurm_bb_paths (inside slurmctld: local work only, the NAME=value

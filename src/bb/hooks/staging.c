@@ -1,11 +1,11 @@
 /*
- * hooks_stage.c - the burst-buffer hooks that stage, each run by Slurm
+ * staging.c - the burst-buffer hooks that stage, each run by Slurm
  * in a short-lived slurmscriptd child: setup, data_in, test_data_in,
  * real_size, pre_run, post_run, data_out, test_data_out, job_teardown.
  * They marshal Slurm's arguments into a job context and the stage code's
  * answer back (stage.h); the decisions are the stage code's.
- * get_status and paths are in hooks_report.c, job_process and pools in
- * hooks_bb.c.
+ * get_status and paths are in report.c, job_process and pools in
+ * submit.c.
  *
  * The stage hooks read a script whose % symbols Slurm has already
  * replaced, so they parse without expanding; job_process and paths see

@@ -1,5 +1,5 @@
 /*
- * hooks_bb.c - burst-buffer hooks.
+ * submit.c - burst-buffer hooks.
  *
  * job_process and pools run inside slurmctld, in its threads, under its
  * locks, and cannot be killed: they do a bounded amount of local work,

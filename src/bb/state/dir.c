@@ -1,5 +1,5 @@
 /*
- * state_dir.c - StateDir itself: checked before it is used (a real
+ * dir.c - StateDir itself: checked before it is used (a real
  * directory, owned by root or SlurmUser, writable by nobody else), and
  * a job's state files opened, read and removed relative to it, never
  * through a symbolic link.  statefile.h has the contract.

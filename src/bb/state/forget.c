@@ -1,8 +1,8 @@
 /*
- * state_sweep.c - forgetting a job's files at its teardown, and the
+ * forget.c - forgetting a job's files at its teardown, and the
  * sweep of what outlives teardowns on purpose (.skipped, .over, an
  * array's .shared and its lock) once it is old; and what the sweep for
- * other jobs' orphaned stage-ins (stage_sweep.c) asks of StateDir: which
+ * other jobs' orphaned stage-ins (engine/sweep.c) asks of StateDir: which
  * jobs have records, and whether a sweep is due (the `sweep` file).
  */
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /*
  * state_int.h - what the StateDir files share among themselves
- * (state_dir.c, statefile.c, state_marks.c, state_shared.c,
- * state_sweep.c); nothing outside them includes it.  statefile.h is the
+ * (dir.c, job.c, shared.c,
+ * forget.c); nothing outside them includes it.  statefile.h is the
  * contract for everyone else.
  */
 #ifndef CBB_STATE_INT_H
@@ -18,7 +18,7 @@
 /* What a record file may hold at most. */
 #define RECS_MAX_BYTES ((size_t)1 << 20)
 
-/* state_dir.c: StateDir and the files of a job in it. */
+/* dir.c: StateDir and the files of a job in it. */
 /*
  * The handle's StateDir fd, opened and checked at its first use (made,
  * mode 0700, when `create`); -1 (err set) when it is missing or unsafe.

@@ -276,14 +276,14 @@ bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
 /*
  * A job's own lock (<cluster>.<job>.lock) for the stage decisions two
  * hooks of one job must not take at once (moving an earlier attempt's
- * output aside, stage_aside.c): waits at most wait_ms; -1 when busy or
+ * output aside, engine/stage.c): waits at most wait_ms; -1 when busy or
  * StateDir is unusable.  Released with cbb_lock_release, removed with
  * the job's other files (cbb_sd_forget).
  */
 int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms);
 
 /*
- * For the sweep that another job's hook runs (stage_sweep.c): the records
+ * For the sweep that another job's hook runs (engine/sweep.c): the records
  * of job_id as they are, never waiting for its lock (a job whose hooks
  * hold it is busy, not abandoned) and never rewriting the file.  1
  * loaded, 0 busy or none, -1 (err set) when the file cannot be opened.
