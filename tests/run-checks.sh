@@ -92,7 +92,7 @@ part_static() {
 }
 
 # --- C unit tests (cmocka), plain and under ASan+UBSan ------------------
-UNITS="words path symbols script config buf_err cases client netreq jobinfo grpc cli tls"
+UNITS="words path symbols script config buf_err cases client netreq jobinfo grpc cli tls decide"
 part_units() {
 	for u in $UNITS; do
 		check "unit $u" $B/test/unit_$u

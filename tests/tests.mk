@@ -4,7 +4,7 @@
 
 T        := $(B)/test
 ASAN     := $(B)/asan
-UNITS    := words path symbols script config buf_err cases client netreq jobinfo grpc cli tls
+UNITS    := words path symbols script config buf_err cases client netreq jobinfo grpc cli tls decide
 # Everything but the Lua glue, for unit tests linked without Lua.
 CORE_SRC := $(addprefix src/,$(addsuffix .c,$(CORE) $(BB) $(SWITCH))) \
             $(GEN)/conduit.pb-c.c

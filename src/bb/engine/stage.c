@@ -127,6 +127,15 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	pass(j, &f, &d, &a);
 	r = d.res;
 	answers(j, &f, &a, &r);
+	if (r.fail == CBB_FAIL_OVER) {
+		/* the hook says it in Slurm's words, and asks Conduit to
+		 * abort what still runs (cbb_stage_job_ended): not yet a
+		 * failure of the stage */
+		r.state = CBB_POLL_BUSY;
+		r.fail = CBB_FAIL_NONE;
+		cbb_err_clear(&r.err);
+		goto out;
+	}
 	if (r.state == CBB_POLL_FAILED) {
 		j->failed += (unsigned)d.failed; /* for the hook's record */
 	} else if (r.state == CBB_POLL_BUSY) {
