@@ -311,6 +311,31 @@ part_admin() {
 		sh tests/admin/manpages.sh
 }
 
+# --- an upgrade mid-stage: the previous release's module and this one ---
+# --- take turns on the same jobs (tests/lua/upgrade/upgrade_spec.lua) ----
+# CBB_OLD_COMMIT: the release before this work (its module is built from
+# git; a tree without that history skips it)
+OLD_COMMIT=${CBB_OLD_COMMIT:-80d7875}
+build_old_module() {
+	git cat-file -e "$OLD_COMMIT^{commit}" 2>/dev/null ||
+		{ echo "no commit $OLD_COMMIT in this tree's history (a clone without it, or a tarball)"; return 77; }
+	rm -rf "$P/old" && mkdir -p "$P/old" &&
+		git archive "$OLD_COMMIT" | tar xf - -C "$P/old" &&
+		make --no-print-directory -s -C "$P/old" build/lua5.4/conduit_bb.so
+}
+part_upgrade() {
+	L=$P/lane
+	mkdir -p "$L/conduit/jobstates"
+	check "the module of the release before ($OLD_COMMIT) builds from git" build_old_module
+	[ -f "$P/old/build/lua5.4/conduit_bb.so" ] || return 0
+	check "the Conduit test server for the upgrade spec starts (grpcio, mTLS, 127.0.0.1)" \
+		start_server conduit "$L/conduit"
+	CBB_OLD_MODULE_DIR=$P/old/build/lua5.4
+	export CBB_OLD_MODULE_DIR
+	check "conduit_bb.so replaced mid-stage, both ways: stage-ins finished by the other release, a requeue across it (Lua 5.4)" \
+		busted_for 5.4 $B/lua5.4 900000 tests/lua/upgrade/upgrade_spec.lua
+}
+
 # --- the real Conduit (tests/conduit/real): its server, runner and rsync ---
 # --- FTA built from ../shared/vendor, cached; skipped without it ----------
 part_real() {
@@ -471,9 +496,9 @@ fi
 # would be the next suite's)
 matrix=${CBB_E2E_MATRIX:-24.11 26.05 24.11-lua5.4$vendored$switch_src}
 HOST_PARTS="build static units busted-5.1 busted-5.2 busted-5.3 busted-5.4 busted-asan busted-asan2
-switch cli admin hookloop valgrind install real"
+switch cli admin hookloop valgrind install real upgrade"
 # the order they start in: the longest first
-HOST_START="busted-asan busted-asan2 busted-5.4 busted-5.3 busted-5.2 busted-5.1 real units switch admin
+HOST_START="busted-asan busted-asan2 busted-5.4 busted-5.3 busted-5.2 busted-5.1 real upgrade units switch admin
 valgrind hookloop install cli static"
 # the parts whose checks measure time (deadlines, budgets): the e2e waves,
 # which keep both cores busy, wait until these are done
