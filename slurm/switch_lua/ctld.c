@@ -597,7 +597,7 @@ static void teardown(task_t *t)
 
 	for (;;) {
 		swl_call_t c;
-		char why[192];
+		char why[192] = "";
 		bool failed = true;
 
 		swl_call("job_complete", t->what, &t->table, t->blob ? t->blob :
@@ -607,9 +607,22 @@ static void teardown(task_t *t)
 			swl_call_free(&c);
 			return;
 		}
-		if (c.outcome == SWL_OK && c.rc == EAGAIN && t->eagain_ok) {
-			unsigned n = t->seq ? count_retry(t) : ++tries;
+		if ((c.outcome == SWL_OK && c.rc == EAGAIN && t->eagain_ok) ||
+		    c.outcome == SWL_NOT_RUN) {
+			/* counted on the job record, so a restart keeps the
+			 * count; once the record is purged (MinJobAge) or
+			 * replaced, here: the retries end either way.  A
+			 * helper that could not be started (fork's EAGAIN
+			 * under load) is retried the same, not drained at
+			 * once */
+			unsigned n = t->seq && c.outcome == SWL_OK ?
+				     count_retry(t) : 0;
 
+			if (!n)
+				n = ++tries;
+			if (c.outcome == SWL_NOT_RUN)
+				snprintf(why, sizeof(why), "%s: %.120s",
+					 swl_outcome_str(&c), c.msg);
 			swl_call_free(&c);
 			if (n <= swl_conf.retries) {
 				verbose("%s: %sEAGAIN (%u of %u): again in %us",
@@ -622,8 +635,10 @@ static void teardown(task_t *t)
 					;
 				continue;
 			}
-			snprintf(why, sizeof(why), "EAGAIN more than "
-				 "switch_retries=%u times", swl_conf.retries);
+			if (strncmp(why, "could not run", 13))
+				snprintf(why, sizeof(why), "EAGAIN more than "
+					 "switch_retries=%u times",
+					 swl_conf.retries);
 		} else if (c.outcome == SWL_OK && c.rc == EAGAIN) {
 			snprintf(why, sizeof(why), "EAGAIN, without "
 				 "block_job_complete");
