@@ -14,32 +14,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const struct {
-	const char *suffix;
-	unsigned bit;
-} kinds[] = {
-	{ "started", CBB_SD_STARTED }, { "down", CBB_SD_DOWN },
-	{ "shared", CBB_SD_SHARED }, { "skipped", CBB_SD_SKIPPED },
-	{ "over", CBB_SD_OVER },
-};
+/* What status reads of StateDir's kinds of file (statefile.h's table) */
+static unsigned bit_of(cbb_sd_kind_t k)
+{
+	switch (k) {
+	case CBB_SDK_STARTED:
+		return CBB_SD_STARTED;
+	case CBB_SDK_DOWN:
+		return CBB_SD_DOWN;
+	case CBB_SDK_SHARED:
+		return CBB_SD_SHARED;
+	case CBB_SDK_SKIPPED:
+		return CBB_SD_SKIPPED;
+	case CBB_SDK_OVER:
+		return CBB_SD_OVER;
+	default:
+		return 0; /* (asked, lock, shared-lock: nothing to show) */
+	}
+}
 
 /* "<cluster>.<job>.<what>": the cluster may hold dots, the job never */
 static bool parse_name(const char *name, char *cluster, uint32_t *job,
 		       unsigned *bit)
 {
-	const char *last = strrchr(name, '.'), *prev;
+	const char *last, *prev;
 	unsigned long v;
 	char *end;
-	size_t i, n;
+	size_t n, base = 0;
 
-	if (!last || last == name)
+	*bit = bit_of(cbb_sd_kind_of(name, &base));
+	if (!*bit)
 		return false;
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strcmp(last + 1, kinds[i].suffix))
-			break;
-	if (i == sizeof(kinds) / sizeof(kinds[0]))
-		return false;
-	*bit = kinds[i].bit;
+	last = name + base;
 	for (prev = last - 1; prev > name && *prev != '.'; prev--)
 		;
 	if (prev == name || prev + 1 == last)
@@ -56,24 +62,6 @@ static bool parse_name(const char *name, char *cluster, uint32_t *job,
 	cluster[n] = '\0';
 	*job = (uint32_t)v;
 	return true;
-}
-
-static int64_t read_down(int dfd, const char *name)
-{
-	char buf[32], *end;
-	long long t;
-	ssize_t n;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	t = strtoll(buf, &end, 10);
-	return end != buf && t > 0 ? (int64_t)t : 0;
 }
 
 static int by_job(const void *a, const void *b)
@@ -113,7 +101,7 @@ int cbb_sd_list(const cbb_config_t *cfg, cbb_sd_list_t *out, cbb_err_t *err)
 		if (!parse_name(e->d_name, j.cluster, &j.job_id, &j.files))
 			continue;
 		if (j.files == CBB_SD_DOWN)
-			j.down_since = read_down(dfd, e->d_name);
+			j.down_since = (int64_t)cbb_sd_time_at(dfd, e->d_name);
 		if (out->n == cap) {
 			cbb_sd_job_t *v;
 

@@ -194,6 +194,51 @@ static bool still_at_path(int dfd, const char *name, int fd)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+const cbb_sd_kind_info_t cbb_sd_kinds[CBB_SDK_N] = {
+	[CBB_SDK_STARTED] = { "started", 0, false },
+	[CBB_SDK_DOWN] = { "down", 0, false },
+	[CBB_SDK_ASKED] = { "asked", 0, false },
+	[CBB_SDK_LOCK] = { "lock", 0, false },
+	[CBB_SDK_SKIPPED] = { "skipped", CBB_SKIPPED_KEEP_S, false },
+	[CBB_SDK_OVER] = { "over", CBB_OVER_KEEP_S, false },
+	[CBB_SDK_SHARED] = { "shared", CBB_SKIPPED_KEEP_S, true },
+	[CBB_SDK_SHARED_LOCK] = { "shared-lock", CBB_SKIPPED_KEEP_S, true },
+};
+
+cbb_sd_kind_t cbb_sd_kind_of(const char *name, size_t *base_len)
+{
+	const char *dot = strrchr(name, '.');
+	int k;
+
+	if (!dot || dot == name)
+		return CBB_SDK_N;
+	for (k = 0; k < CBB_SDK_N; k++)
+		if (!strcmp(dot + 1, cbb_sd_kinds[k].suffix)) {
+			if (base_len)
+				*base_len = (size_t)(dot - name);
+			return (cbb_sd_kind_t)k;
+		}
+	return CBB_SDK_N;
+}
+
+long long cbb_sd_time_at(int dfd, const char *name)
+{
+	char buf[32], *end;
+	long long t;
+	ssize_t n;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	t = strtoll(buf, &end, 10);
+	return end != buf && (*end == '\n' || *end == '\0') && t > 0 ? t : 0;
+}
+
 long long cbb_sf_mono_ms(void)
 {
 	struct timespec t;

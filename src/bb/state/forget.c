@@ -18,13 +18,6 @@
 
 #include "state_int.h"
 
-static bool has_suffix(const char *name, size_t n, const char *suffix)
-{
-	size_t k = strlen(suffix);
-
-	return n > k && !memcmp(name + n - k, suffix, k);
-}
-
 /* A file that is younger than `keep` seconds (or whose age is unknown). */
 static bool young(int dfd, const char *name, time_t keep, time_t now,
 		  bool *there)
@@ -50,9 +43,9 @@ static void sweep_shared(int dfd, const char *base, time_t now)
 	struct stat st;
 	int fd;
 
-	if ((size_t)snprintf(lock, sizeof(lock), "%s.shared-lock", base) >=
+	if ((size_t)snprintf(lock, sizeof(lock), "%s.%s", base, CBB_SF(SHARED_LOCK)) >=
 		    sizeof(lock) ||
-	    (size_t)snprintf(recs, sizeof(recs), "%s.shared", base) >=
+	    (size_t)snprintf(recs, sizeof(recs), "%s.%s", base, CBB_SF(SHARED)) >=
 		    sizeof(recs))
 		return;
 	if (young(dfd, lock, CBB_SKIPPED_KEEP_S, now, &lock_there) ||
@@ -108,29 +101,23 @@ void cbb_sd_sweep_old(cbb_statedir_t *sd)
 	 * the end) */
 	rewinddir(d);
 	while ((e = readdir(d))) {
-		size_t n = strlen(e->d_name);
+		size_t b = 0;
 		char base[256];
 		time_t keep;
+		cbb_sd_kind_t k = cbb_sd_kind_of(e->d_name, &b);
 
-		if (has_suffix(e->d_name, n, ".shared") ||
-		    has_suffix(e->d_name, n, ".shared-lock")) {
-			size_t k = n - (has_suffix(e->d_name, n, ".shared") ?
-					strlen(".shared") :
-					strlen(".shared-lock"));
-
-			if (k < sizeof(base)) {
-				memcpy(base, e->d_name, k);
-				base[k] = '\0';
+		if (k == CBB_SDK_N || !cbb_sd_kinds[k].keep_s)
+			continue;
+		if (cbb_sd_kinds[k].array) {
+			/* (an array's records and lock go together) */
+			if (b < sizeof(base)) {
+				memcpy(base, e->d_name, b);
+				base[b] = '\0';
 				sweep_shared(dfd, base, now);
 			}
 			continue;
 		}
-		if (has_suffix(e->d_name, n, ".skipped"))
-			keep = CBB_SKIPPED_KEEP_S;
-		else if (has_suffix(e->d_name, n, ".over"))
-			keep = CBB_OVER_KEEP_S;
-		else
-			continue;
+		keep = cbb_sd_kinds[k].keep_s;
 		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode) && st.st_mtime + keep < now)
 			(void)unlinkat(dfd, e->d_name, 0);

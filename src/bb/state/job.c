@@ -358,7 +358,7 @@ int cbb_recs_try_load(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
 
 	out->v = NULL;
 	out->n = 0;
-	fd = cbb_sf_open(sd, job_id, "started", O_RDONLY | O_NONBLOCK, err);
+	fd = cbb_sf_open(sd, job_id, CBB_SF(STARTED), O_RDONLY | O_NONBLOCK, err);
 	if (fd < 0)
 		return err && err->msg[0] ? -1 : 0;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0) {
@@ -377,7 +377,7 @@ int cbb_recs_try_load(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
 int cbb_skips_peek(cbb_statedir_t *sd, uint32_t job_id, cbb_recs_t *out,
 		   cbb_err_t *err)
 {
-	return cbb_sf_recs_peek(sd, job_id, "skipped", UINT32_MAX, 0, out,
+	return cbb_sf_recs_peek(sd, job_id, CBB_SF(SKIPPED), UINT32_MAX, 0, out,
 			 NULL, NULL, err);
 }
 
@@ -401,23 +401,23 @@ uint32_t cbb_sf_uid_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what)
 
 uint32_t cbb_job_uid_peek(cbb_statedir_t *sd, uint32_t job_id)
 {
-	uint32_t uid = cbb_sf_uid_peek(sd, job_id, "started");
+	uint32_t uid = cbb_sf_uid_peek(sd, job_id, CBB_SF(STARTED));
 
 	return uid != CBB_UID_UNKNOWN ? uid :
-	       cbb_sf_uid_peek(sd, job_id, "skipped");
+	       cbb_sf_uid_peek(sd, job_id, CBB_SF(SKIPPED));
 }
 
 int cbb_recs_load(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
 		  int64_t submit, cbb_recs_t *out, cbb_err_t *err)
 {
-	return cbb_sf_recs_load(sd, job_id, "started", restart, submit,
+	return cbb_sf_recs_load(sd, job_id, CBB_SF(STARTED), restart, submit,
 			 out, err);
 }
 
 int cbb_skips_load(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
 		   int64_t submit, cbb_recs_t *out, cbb_err_t *err)
 {
-	return cbb_sf_recs_load(sd, job_id, "skipped", restart, submit,
+	return cbb_sf_recs_load(sd, job_id, CBB_SF(SKIPPED), restart, submit,
 			 out, err);
 }
 
@@ -447,35 +447,16 @@ void cbb_recs_free(cbb_recs_t *r)
 int cbb_recs_add(cbb_statedir_t *sd, uint32_t job_id, const cbb_rec_t *r,
 		 size_t n, cbb_err_t *err)
 {
-	return cbb_sf_recs_add(sd, job_id, "started", r, n, err);
+	return cbb_sf_recs_add(sd, job_id, CBB_SF(STARTED), r, n, err);
 }
 
 int cbb_skips_add(cbb_statedir_t *sd, uint32_t job_id, const cbb_rec_t *r,
 		  cbb_err_t *err)
 {
-	return cbb_sf_recs_add(sd, job_id, "skipped", r, 1, err);
+	return cbb_sf_recs_add(sd, job_id, CBB_SF(SKIPPED), r, 1, err);
 }
 
 /* ---- the marks and the job's lock (one value a file) ---------------- */
-
-/* The time a mark holds ("%lld\n"), or 0. */
-static long long time_at(int dfd, const char *name)
-{
-	char buf[32], *end;
-	long long t;
-	ssize_t n;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	t = strtoll(buf, &end, 10);
-	return end != buf && (*end == '\n' || *end == '\0') && t > 0 ? t : 0;
-}
 
 /* Write "<t>\n" to a mark (made 0600, never through a link). */
 static int mark_at(int dfd, const char *name, int flags, long long t)
@@ -499,14 +480,14 @@ time_t cbb_down_since(cbb_statedir_t *sd, uint32_t job_id)
 	char name[CBB_CLUSTER_MAX + 48];
 	time_t now = time(NULL);
 	long long t;
-	int dfd = job_at(sd, true, job_id, "down", name, sizeof(name));
+	int dfd = job_at(sd, true, job_id, CBB_SF(DOWN), name, sizeof(name));
 
 	/* O_EXCL: the first process to see the outage writes the time */
 	if (dfd < 0 || mark_at(dfd, name, O_EXCL, (long long)now) == 0)
 		return now;
 	if (errno != EEXIST)
 		return now;
-	t = time_at(dfd, name);
+	t = cbb_sd_time_at(dfd, name);
 	return t > 0 && t <= now ? (time_t)t : now;
 }
 
@@ -515,16 +496,16 @@ time_t cbb_down_peek(cbb_statedir_t *sd, uint32_t job_id)
 	char name[CBB_CLUSTER_MAX + 48];
 	time_t now = time(NULL);
 	long long t;
-	int dfd = job_at(sd, false, job_id, "down", name, sizeof(name));
+	int dfd = job_at(sd, false, job_id, CBB_SF(DOWN), name, sizeof(name));
 
-	t = dfd < 0 ? 0 : time_at(dfd, name);
+	t = dfd < 0 ? 0 : cbb_sd_time_at(dfd, name);
 	return t > 0 ? (time_t)(t <= now ? t : now) : 0;
 }
 
 void cbb_down_clear(cbb_statedir_t *sd, uint32_t job_id)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	int dfd = job_at(sd, false, job_id, "down", name, sizeof(name));
+	int dfd = job_at(sd, false, job_id, CBB_SF(DOWN), name, sizeof(name));
 
 	if (dfd >= 0)
 		(void)unlinkat(dfd, name, 0);
@@ -533,7 +514,7 @@ void cbb_down_clear(cbb_statedir_t *sd, uint32_t job_id)
 void cbb_over_mark(cbb_statedir_t *sd, uint32_t job_id, time_t asked_at)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	int dfd = job_at(sd, true, job_id, "over", name, sizeof(name));
+	int dfd = job_at(sd, true, job_id, CBB_SF(OVER), name, sizeof(name));
 
 	if (dfd >= 0)
 		(void)mark_at(dfd, name, O_TRUNC, (long long)asked_at);
@@ -542,9 +523,9 @@ void cbb_over_mark(cbb_statedir_t *sd, uint32_t job_id, time_t asked_at)
 bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	int dfd = job_at(sd, false, job_id, "over", name, sizeof(name));
+	int dfd = job_at(sd, false, job_id, CBB_SF(OVER), name, sizeof(name));
 
-	return submit > 0 && dfd >= 0 && submit < time_at(dfd, name);
+	return submit > 0 && dfd >= 0 && submit < cbb_sd_time_at(dfd, name);
 }
 
 bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s)
@@ -552,7 +533,7 @@ bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s)
 	char name[CBB_CLUSTER_MAX + 48];
 	struct stat st;
 	time_t now = time(NULL);
-	int dfd = job_at(sd, true, job_id, "asked", name, sizeof(name)), fd;
+	int dfd = job_at(sd, true, job_id, CBB_SF(ASKED), name, sizeof(name)), fd;
 
 	if (dfd < 0)
 		return true;
@@ -572,7 +553,7 @@ bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s)
 int cbb_job_lock(cbb_statedir_t *sd, uint32_t job_id, unsigned wait_ms)
 {
 	char name[CBB_CLUSTER_MAX + 48];
-	int dfd = job_at(sd, true, job_id, "lock", name, sizeof(name));
+	int dfd = job_at(sd, true, job_id, CBB_SF(LOCK), name, sizeof(name));
 
 	return dfd < 0 ? -1 : cbb_sf_lock_at(dfd, name, wait_ms);
 }
@@ -622,15 +603,15 @@ static void keep_started(int dfd, const char *started, const char *skipped)
  */
 void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id)
 {
-	static const char *const gone[] = { "down", "started", "asked", "lock" };
+
 	char name[CBB_CLUSTER_MAX + 48];
-	uint32_t uid = cbb_sf_uid_peek(sd, job_id, "started");
+	uint32_t uid = cbb_sf_uid_peek(sd, job_id, CBB_SF(STARTED));
 	cbb_err_t ignored;
 	size_t i;
 	int dfd;
 
 	cbb_err_clear(&ignored);
-	dfd = job_at(sd, false, job_id, "skipped", name, sizeof(name));
+	dfd = job_at(sd, false, job_id, CBB_SF(SKIPPED), name, sizeof(name));
 	if (dfd < 0)
 		return;
 	if (uid != CBB_UID_UNKNOWN) {
@@ -647,11 +628,14 @@ void cbb_sd_forget(cbb_statedir_t *sd, uint32_t job_id)
 	{
 		char started[CBB_CLUSTER_MAX + 48];
 
-		name_of(started, sizeof(started), sd, job_id, "started");
+		name_of(started, sizeof(started), sd, job_id, CBB_SF(STARTED));
 		keep_started(dfd, started, name);
 	}
-	for (i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
-		name_of(name, sizeof(name), sd, job_id, gone[i]);
+	/* what the teardown removes: the job's kinds kept for no time */
+	for (i = 0; i < CBB_SDK_N; i++) {
+		if (cbb_sd_kinds[i].keep_s || cbb_sd_kinds[i].array)
+			continue;
+		name_of(name, sizeof(name), sd, job_id, cbb_sd_kinds[i].suffix);
 		(void)unlinkat(dfd, name, 0);
 	}
 	cbb_sd_sweep_old(sd);
@@ -672,7 +656,7 @@ static void kept_at(cbb_statedir_t *sd, int dfd, uint32_t job_id,
 	cbb_rec_t *v;
 	size_t i, n = 0;
 
-	name_of(name, sizeof(name), sd, job_id, "skipped");
+	name_of(name, sizeof(name), sd, job_id, CBB_SF(SKIPPED));
 	load_at(dfd, name, restart, submit, &kept);
 	for (i = 0; i < kept.n; i++)
 		if (kept.v[i].kind != CBB_REC_SKIPPED &&
@@ -698,10 +682,10 @@ int cbb_sd_job_read(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
 	int dfd;
 
 	memset(out, 0, sizeof(*out));
-	name_of(started, sizeof(started), sd, job_id, "started");
-	name_of(shared, sizeof(shared), sd, array_job_id, "shared");
-	name_of(down, sizeof(down), sd, job_id, "down");
-	name_of(over, sizeof(over), sd, job_id, "over");
+	name_of(started, sizeof(started), sd, job_id, CBB_SF(STARTED));
+	name_of(shared, sizeof(shared), sd, array_job_id, CBB_SF(SHARED));
+	name_of(down, sizeof(down), sd, job_id, CBB_SF(DOWN));
+	name_of(over, sizeof(over), sd, job_id, CBB_SF(OVER));
 	dfd = cbb_sf_dir(sd, true, err);
 	if (dfd < 0)
 		return -1;
@@ -709,9 +693,9 @@ int cbb_sd_job_read(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
 	kept_at(sd, dfd, job_id, restart, submit, &out->recs);
 	if (array_job_id)
 		load_at(dfd, shared, UINT32_MAX, 0, &out->shared);
-	t = time_at(dfd, down);
+	t = cbb_sd_time_at(dfd, down);
 	out->down_since = t > now ? now : t;
-	t = time_at(dfd, over);
+	t = cbb_sd_time_at(dfd, over);
 	out->over = submit > 0 && t > 0 && submit < t;
 	return 0;
 }
@@ -726,9 +710,9 @@ int cbb_sd_job_append(cbb_statedir_t *sd, uint32_t job_id,
 	int dfd, rc = 0;
 
 	*over = false;
-	name_of(started, sizeof(started), sd, job_id, "started");
-	name_of(shared, sizeof(shared), sd, array_job_id, "shared");
-	name_of(mark, sizeof(mark), sd, job_id, "over");
+	name_of(started, sizeof(started), sd, job_id, CBB_SF(STARTED));
+	name_of(shared, sizeof(shared), sd, array_job_id, CBB_SF(SHARED));
+	name_of(mark, sizeof(mark), sd, job_id, CBB_SF(OVER));
 	dfd = cbb_sf_dir(sd, true, err);
 	if (dfd < 0)
 		return -1;
@@ -736,6 +720,6 @@ int cbb_sd_job_append(cbb_statedir_t *sd, uint32_t job_id,
 	if (n_arr && array_job_id)
 		rc |= append_at(dfd, shared, arr, n_arr, err);
 	/* a hurried teardown that came meanwhile (cbb_over_for) */
-	*over = submit > 0 && submit < time_at(dfd, mark);
+	*over = submit > 0 && submit < cbb_sd_time_at(dfd, mark);
 	return rc < 0 ? -1 : 0;
 }

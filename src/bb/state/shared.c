@@ -55,7 +55,7 @@ uint32_t cbb_joined_array_peek(cbb_statedir_t *sd, uint32_t job_id,
 	uint32_t a;
 
 	cbb_err_clear(&err);
-	if (cbb_sf_recs_peek(sd, job_id, "started", UINT32_MAX, 0, &own,
+	if (cbb_sf_recs_peek(sd, job_id, CBB_SF(STARTED), UINT32_MAX, 0, &own,
 		      NULL, NULL, &err) < 0)
 		return 0;
 	a = joined_in(&own, CBB_UID_UNKNOWN, who);
@@ -108,7 +108,7 @@ unsigned cbb_shared_tasks_peek(cbb_statedir_t *sd, uint32_t array_job_id,
 
 	cbb_err_clear(&err);
 	if (!array_job_id || !who ||
-	    cbb_sf_recs_peek(sd, array_job_id, "shared", UINT32_MAX, 0, &r,
+	    cbb_sf_recs_peek(sd, array_job_id, CBB_SF(SHARED), UINT32_MAX, 0, &r,
 		      &hdr, &has_hdr, &err) < 0)
 		return 0;
 	n = has_hdr && !cbb_sf_ident_match(&hdr, who) ? 0 : count_joined(&r, who);
@@ -119,7 +119,7 @@ unsigned cbb_shared_tasks_peek(cbb_statedir_t *sd, uint32_t array_job_id,
 int cbb_shared_load(cbb_statedir_t *sd, uint32_t array_job_id, cbb_recs_t *out,
 		    cbb_err_t *err)
 {
-	return cbb_sf_recs_load(sd, array_job_id, "shared", UINT32_MAX, 0,
+	return cbb_sf_recs_load(sd, array_job_id, CBB_SF(SHARED), UINT32_MAX, 0,
 			 out, err);
 }
 
@@ -133,11 +133,11 @@ int cbb_shared_load_of(cbb_statedir_t *sd, uint32_t array_job_id,
 	size_t i, n = 0;
 
 	*foreign = false;
-	if (cbb_sf_recs_load(sd, array_job_id, "shared", UINT32_MAX, 0, out,
+	if (cbb_sf_recs_load(sd, array_job_id, CBB_SF(SHARED), UINT32_MAX, 0, out,
 		      err) < 0)
 		return -1;
 	/* (the caller holds the array's lock: nobody changes the file) */
-	if (cbb_sf_recs_peek(sd, array_job_id, "shared", UINT32_MAX, 0,
+	if (cbb_sf_recs_peek(sd, array_job_id, CBB_SF(SHARED), UINT32_MAX, 0,
 		      &peek, &hdr, &has_hdr, err) == 0) {
 		cbb_recs_free(&peek);
 		if (has_hdr && !cbb_sf_ident_match(&hdr, who))
@@ -153,7 +153,7 @@ int cbb_shared_load_of(cbb_statedir_t *sd, uint32_t array_job_id,
 int cbb_shared_add(cbb_statedir_t *sd, uint32_t array_job_id,
 		   const cbb_rec_t *r, size_t n, cbb_err_t *err)
 {
-	return cbb_sf_recs_add(sd, array_job_id, "shared", r, n, err);
+	return cbb_sf_recs_add(sd, array_job_id, CBB_SF(SHARED), r, n, err);
 }
 
 /*
@@ -242,6 +242,6 @@ void cbb_shared_forget(cbb_statedir_t *sd, uint32_t array_job_id)
 {
 	/* the caller holds the lock: nobody else is inside, and whoever
 	 * waits on this file finds it gone and opens the path again */
-	cbb_sf_unlink(sd, array_job_id, "shared");
-	cbb_sf_unlink(sd, array_job_id, "shared-lock");
+	cbb_sf_unlink(sd, array_job_id, CBB_SF(SHARED));
+	cbb_sf_unlink(sd, array_job_id, CBB_SF(SHARED_LOCK));
 }

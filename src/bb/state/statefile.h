@@ -38,6 +38,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -272,6 +273,41 @@ bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s);
 void cbb_over_mark(cbb_statedir_t *sd, uint32_t job_id, time_t asked_at);
 bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
 #define CBB_OVER_KEEP_S 86400
+
+/*
+ * The kinds of file above, in one table (dir.c) for the writers
+ * (state/), the sweeps (forget.c) and `conduit-bb status`
+ * (cli/statedir.c).  keep_s: 0, the job's teardown removes it
+ * (cbb_sd_forget); else it outlives the teardown and a sweep removes it
+ * once that old.  `array`: named by the array's id, not a task's.
+ */
+typedef enum {
+	CBB_SDK_STARTED,
+	CBB_SDK_DOWN,
+	CBB_SDK_ASKED,
+	CBB_SDK_LOCK,
+	CBB_SDK_SKIPPED,
+	CBB_SDK_OVER,
+	CBB_SDK_SHARED,
+	CBB_SDK_SHARED_LOCK,
+	CBB_SDK_N
+} cbb_sd_kind_t;
+
+typedef struct {
+	const char *suffix;   /* <cluster>.<job>.<suffix> */
+	unsigned keep_s;
+	bool array;
+} cbb_sd_kind_info_t;
+
+extern const cbb_sd_kind_info_t cbb_sd_kinds[CBB_SDK_N];
+#define CBB_SF(k) (cbb_sd_kinds[CBB_SDK_##k].suffix)
+
+/* The kind of a StateDir file name by its last suffix (*base_len: the
+ * length of "<cluster>.<job>"), or CBB_SDK_N for none of them. */
+cbb_sd_kind_t cbb_sd_kind_of(const char *name, size_t *base_len);
+
+/* The time a mark file at dfd holds ("<seconds>\n"), or 0. */
+long long cbb_sd_time_at(int dfd, const char *name);
 
 /*
  * A job's own lock (<cluster>.<job>.lock) for the stage decisions two
