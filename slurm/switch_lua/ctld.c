@@ -5,8 +5,10 @@
  * Slurm calls switch_p_job_start and switch_p_job_complete inside
  * select_nodes and deallocate_nodes, under its job and node write locks
  * (../shared/reference/switch-plugin-slurm.md).  Both only copy what the
- * hook needs (a "task"), mark the job, start a detached thread and
- * return.  The thread runs the helper, then takes the locks, finds the
+ * hook needs (a "task"), mark the job, queue the task and return.  A
+ * fixed pool of workers (at most MAX_HELPERS threads, started as the
+ * queue needs them and kept) runs the tasks: the helper, then the locks,
+ * finds the
  * job again by id and applies the result only when the job record, its
  * run (sluid and restart count) and its jobinfo (a sequence
  * number unique in this slurmctld) are still the ones it was started
@@ -25,7 +27,6 @@
 #include "src/common/slurm_xlator.h"
 
 #include <pthread.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -62,9 +63,8 @@
 #pragma weak job_list
 #pragma weak last_job_update
 
-#define MAX_HELPERS 64  /* helpers at once; more tasks wait for a slot */
+#define MAX_HELPERS 64  /* workers, so helpers at once; more tasks queue */
 
-static sem_t slots;
 static volatile sig_atomic_t stopping;
 static time_t ctld_started;   /* when this slurmctld loaded the plugin */
 
@@ -82,7 +82,11 @@ typedef struct {
 	unsigned char *blob;   /* job_complete's jobinfo; NULL: nil */
 	uint32_t blob_len;
 	bool eagain_ok;        /* EAGAIN means "again", not a failure */
+	unsigned tries;        /* teardowns answered EAGAIN or not run, when
+				  the job record cannot keep the count */
+	time_t not_before;     /* a retry waits in the queue until then */
 	char what[64];         /* "JobId=N job_start: " for the log */
+	void *next;            /* the queue's */
 } task_t;
 
 static const slurmctld_lock_t job_node_write = {
@@ -198,8 +202,6 @@ static job_record_t *same_run(const task_t *t, swl_jobinfo_t **jip,
 
 /* ---- threads -------------------------------------------------------------- */
 
-static void *task_thread(void *arg);
-
 static int detached(void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
@@ -215,12 +217,131 @@ static int detached(void *(*fn)(void *), void *arg)
 	return rc;
 }
 
+/*
+ * The queue and its workers.  A task waits in the queue, not in a thread
+ * of its own: a burst of thousands of --network jobs is thousands of
+ * small queued tasks and at most MAX_HELPERS threads.  A teardown retry
+ * (EAGAIN) goes back in the queue with the time it may run again, so a
+ * retry never holds a worker while it waits.
+ */
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cond = PTHREAD_COND_INITIALIZER;
+static task_t *q_head, *q_tail;
+static unsigned q_workers, q_idle;
+
+static void *worker(void *arg);
+
+/* Queue t, and start a worker if none is idle and the pool has room.
+ * false: no worker exists and none could be started (t not queued). */
+static bool enqueue(task_t *t)
+{
+	bool ok = true;
+
+	slurm_mutex_lock(&q_lock);
+	t->next = NULL;
+	if (q_tail)
+		q_tail->next = t;
+	else
+		q_head = t;
+	q_tail = t;
+	if (!q_idle && q_workers < MAX_HELPERS) {
+		if (!detached(worker, NULL)) {
+			q_workers++;
+		} else if (!q_workers) {
+			/* nothing would ever run it: take it back */
+			task_t *prev = NULL, *x;
+
+			for (x = q_head; x != t; x = x->next)
+				prev = x;
+			if (prev)
+				prev->next = NULL;
+			else
+				q_head = NULL;
+			q_tail = prev;
+			ok = false;
+		}
+	}
+	slurm_cond_signal(&q_cond);
+	slurm_mutex_unlock(&q_lock);
+	return ok;
+}
+
+/* The first task that may run now, out of the queue; or NULL and, in
+ * *wake, when the earliest waiting retry may run (0: none waits). */
+static task_t *dequeue(time_t now, time_t *wake)
+{
+	task_t *prev = NULL, *t;
+
+	*wake = 0;
+	for (t = q_head; t; prev = t, t = t->next) {
+		if (t->not_before > now) {
+			if (!*wake || t->not_before < *wake)
+				*wake = t->not_before;
+			continue;
+		}
+		if (prev)
+			prev->next = t->next;
+		else
+			q_head = t->next;
+		if (q_tail == t)
+			q_tail = prev;
+		t->next = NULL;
+		return t;
+	}
+	return NULL;
+}
+
+static void run_task(task_t *t);
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	slurm_mutex_lock(&q_lock);
+	while (!stopping) {
+		time_t wake;
+		task_t *t = dequeue(time(NULL), &wake);
+
+		if (!t) {
+			q_idle++;
+			if (wake) {
+				struct timespec ts = { .tv_sec = wake };
+
+				slurm_cond_timedwait(&q_cond, &q_lock, &ts);
+			} else {
+				slurm_cond_wait(&q_cond, &q_lock);
+			}
+			q_idle--;
+			continue;
+		}
+		slurm_mutex_unlock(&q_lock);
+		run_task(t);
+		slurm_mutex_lock(&q_lock);
+	}
+	q_workers--;
+	slurm_mutex_unlock(&q_lock);
+	return NULL;
+}
+
+static void setup_done(task_t *t, swl_call_t *c);
+static void teardown_done(task_t *t, bool failed, const char *why);
+
 static void spawn(task_t *t)
 {
-	if (detached(task_thread, t)) {
-		/* cannot happen short of exhaustion; the job stays held
-		 * until a restart runs its setup again */
-		error("%s: %scannot start a thread: %m", plugin_type, t->what);
+	if (!enqueue(t)) {
+		/* no worker at all: the task fails now, as a helper that
+		 * could not run would (a setup: the hold lowered and the job
+		 * requeued with the reason; a teardown: logged, drained) */
+		swl_call_t c;
+
+		memset(&c, 0, sizeof(c));
+		c.outcome = SWL_NOT_RUN;
+		snprintf(c.msg, sizeof(c.msg), "no worker thread");
+		error("%s: %scannot start a worker thread: %m", plugin_type,
+		      t->what);
+		if (t->start)
+			setup_done(t, &c);
+		else
+			teardown_done(t, true, "cannot start a worker thread");
 		task_free(t);
 	}
 }
@@ -591,11 +712,11 @@ static unsigned count_retry(const task_t *t)
 	return n;
 }
 
-static void teardown(task_t *t)
+/* One job_complete call; true when t went back in the queue to be
+ * called again (EAGAIN, or a helper that could not run). */
+static bool teardown(task_t *t)
 {
-	unsigned tries = 0;
-
-	for (;;) {
+	{
 		swl_call_t c;
 		char why[192] = "";
 		bool failed = true;
@@ -605,7 +726,7 @@ static void teardown(task_t *t)
 			 &c);
 		if (stopping) {
 			swl_call_free(&c);
-			return;
+			return false;
 		}
 		if ((c.outcome == SWL_OK && c.rc == EAGAIN && t->eagain_ok) ||
 		    c.outcome == SWL_NOT_RUN) {
@@ -619,7 +740,7 @@ static void teardown(task_t *t)
 				     count_retry(t) : 0;
 
 			if (!n)
-				n = ++tries;
+				n = ++t->tries;
 			if (c.outcome == SWL_NOT_RUN)
 				snprintf(why, sizeof(why), "%s: %.120s",
 					 swl_outcome_str(&c), c.msg);
@@ -629,16 +750,17 @@ static void teardown(task_t *t)
 					plugin_type, t->what, n,
 					swl_conf.retries,
 					swl_conf.retry_interval_s);
-				sem_post(&slots);
-				sleep(swl_conf.retry_interval_s);
-				while (sem_wait(&slots) < 0)
-					;
-				continue;
-			}
-			if (strncmp(why, "could not run", 13))
+				t->not_before = time(NULL) +
+						(time_t)swl_conf.retry_interval_s;
+				if (enqueue(t))
+					return true;
+				snprintf(why, sizeof(why), "cannot queue the "
+					 "retry");
+			} else if (strncmp(why, "could not run", 13)) {
 				snprintf(why, sizeof(why), "EAGAIN more than "
 					 "switch_retries=%u times",
 					 swl_conf.retries);
+			}
 		} else if (c.outcome == SWL_OK && c.rc == EAGAIN) {
 			snprintf(why, sizeof(why), "EAGAIN, without "
 				 "block_job_complete");
@@ -658,16 +780,12 @@ static void teardown(task_t *t)
 		}
 		swl_call_free(&c);
 		teardown_done(t, failed, why);
-		return;
+		return false;
 	}
 }
 
-static void *task_thread(void *arg)
+static void run_task(task_t *t)
 {
-	task_t *t = arg;
-
-	while (sem_wait(&slots) < 0)
-		;
 	if (!stopping) {
 		if (t->start) {
 			swl_call_t c;
@@ -676,13 +794,11 @@ static void *task_thread(void *arg)
 			if (!stopping)
 				setup_done(t, &c);
 			swl_call_free(&c);
-		} else {
-			teardown(t);
+		} else if (teardown(t)) {
+			return; /* queued again: not ours to free */
 		}
 	}
-	sem_post(&slots);
 	task_free(t);
-	return NULL;
 }
 
 /* ---- after a restart ------------------------------------------------------ */
@@ -772,10 +888,6 @@ int swl_ctld_init(void)
 		      "(built against another Slurm?)", plugin_type);
 		return SLURM_ERROR;
 	}
-	if (sem_init(&slots, 0, MAX_HELPERS) < 0) {
-		error("%s: sem_init: %m", plugin_type);
-		return SLURM_ERROR;
-	}
 	stopping = 0;
 	ctld_started = time(NULL);
 	return SLURM_SUCCESS;
@@ -783,6 +895,10 @@ int swl_ctld_init(void)
 
 void swl_ctld_fini(void)
 {
-	/* threads still running apply nothing after this */
+	/* threads still running apply nothing after this; idle workers
+	 * end, and the tasks still queued are not run */
+	slurm_mutex_lock(&q_lock);
 	stopping = 1;
+	slurm_cond_broadcast(&q_cond);
+	slurm_mutex_unlock(&q_lock);
 }
