@@ -73,7 +73,9 @@ case $PROFILE in
 	R=${CBB_E2E_ROOT:-$ROOTS/conduit-bb-trixie}
 	SUITE=${CBB_E2E_SUITE:-trixie}
 	BOOTSTRAP_SCRIPT=$SUITE
-	LUA=5.1 ;;
+	LUA=5.1
+	# and, last, the same Slurm with Conduit's own server (real.sh)
+	DEFAULT_PARTS="$DEFAULT_PARTS real" ;;
 26.05)
 	R=${CBB_E2E_ROOT:-$ROOTS/conduit-bb-forky}
 	SUITE=${CBB_E2E_SUITE:-forky}

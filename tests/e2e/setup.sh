@@ -22,7 +22,7 @@ set -eu
 PKGS="slurmctld slurmd slurm-client munge lua$LUA liblua$LUA-dev gcc make
 libc6-dev pkg-config libcurl4-openssl-dev libssl-dev libjansson-dev
 libprotobuf-c-dev protobuf-c-compiler protobuf-compiler protobuf-compiler-grpc
-python3-grpcio python3-protobuf openssl procps"
+python3-grpcio python3-protobuf openssl procps rsync"
 # Debian names Lua 5.1's headers liblua5.1-0-dev
 PKGS=$(echo "$PKGS" | sed 's/liblua5\.1-dev/liblua5.1-0-dev/')
 # accounting as sites run it: slurmdbd over MariaDB
