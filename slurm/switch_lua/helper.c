@@ -192,6 +192,12 @@ static const char *put_lua(lua_State *L, int idx, swl_out_t *o, int depth)
 		while (lua_next(L, idx)) {
 			int kt = lua_type(L, -2);
 
+			/* a table met again through shared subtables is
+			 * written again: the output's cap bounds the walk */
+			if (o->bad) {
+				lua_pop(L, 2);
+				return "more than the wire's 1 MiB";
+			}
 			if (kt != LUA_TSTRING && kt != LUA_TNUMBER &&
 			    kt != LUA_TBOOLEAN) {
 				lua_pop(L, 2);
@@ -263,6 +269,11 @@ static void json_table(lua_State *L, int idx, swl_out_t *b, int depth)
 	size_t n = lua_rawlen(L, idx), count = 0, i;
 	int keys;
 
+	/* past the output's cap (shared subtables are written each time
+	 * they are met): nothing more is walked */
+	if (b->bad)
+		return;
+
 	lua_pushnil(L);
 	while (lua_next(L, idx)) {
 		count++;
@@ -270,7 +281,7 @@ static void json_table(lua_State *L, int idx, swl_out_t *b, int depth)
 	}
 	if (count == n && n > 0) { /* a sequence: an array */
 		add(b, "[");
-		for (i = 1; i <= n; i++) {
+		for (i = 1; i <= n && !b->bad; i++) {
 			if (i > 1)
 				add(b, ",");
 			lua_rawgeti(L, idx, (int)i);
@@ -301,6 +312,8 @@ static void json_table(lua_State *L, int idx, swl_out_t *b, int depth)
 		const char *k;
 		size_t kn;
 
+		if (b->bad)
+			break;
 		if (i > 1)
 			add(b, ",");
 		lua_rawgeti(L, keys, (int)i);

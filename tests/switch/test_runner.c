@@ -35,6 +35,7 @@ typedef struct {
 	swl_run_t run;
 	swl_val_t top, value;
 	char status[16];
+	char msg[256];
 	long rc;
 	long ms;
 } result_t;
@@ -98,6 +99,8 @@ static void call(const char *hook, const char *script, const char *mode,
 	assert_int_equal(r->top.tag, '{');
 	assert_true(swl_field(&r->top, "status", &v));
 	snprintf(r->status, sizeof(r->status), "%.*s", (int)v.n, v.s);
+	if (swl_field(&r->top, "msg", &v) && v.tag == 's')
+		snprintf(r->msg, sizeof(r->msg), "%.*s", (int)v.n, v.s);
 	if (swl_field(&r->top, "rc", &v))
 		r->rc = (long)v.i;
 	r->value.tag = 'n';
@@ -190,6 +193,19 @@ static void test_return_conventions(void **state __attribute__((unused)))
 
 	call("job_start", HOOKS, "unsaved", NULL, NULL, 0, 5000, &r);
 	assert_string_equal(r.status, "unsaved");
+	swl_run_free(&r.run);
+
+	/* subtables shared down 60 levels: refused once past the cap, long
+	 * before the timeout (2^60 paths would never end) */
+	call("job_start", HOOKS, "shared", NULL, NULL, 0, 20000, &r);
+	assert_string_equal(r.status, "unsaved");
+	assert_non_null(strstr(r.msg, "cannot be stored"));
+	swl_run_free(&r.run);
+
+	/* a jobinfo over 64 KiB (it rides in every step's credential) */
+	call("job_start", HOOKS, "big", NULL, NULL, 0, 5000, &r);
+	assert_string_equal(r.status, "unsaved");
+	assert_non_null(strstr(r.msg, "64 KiB"));
 	swl_run_free(&r.run);
 
 	/* os.exit: no answer */

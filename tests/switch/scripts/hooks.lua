@@ -24,6 +24,13 @@ function slurm_switch_job_start(job)
 		return "yes", {}
 	elseif m == "unsaved" then
 		return slurm.SUCCESS, { f = print }
+	elseif m == "shared" then
+		-- 60 levels, each naming the one below twice: 2^60 paths
+		local t = { x = 1 }
+		for _ = 1, 60 do t = { a = t, b = t } end
+		return slurm.SUCCESS, t
+	elseif m == "big" then
+		return slurm.SUCCESS, { s = string.rep("x", 70 * 1024) }
 	elseif m == "exit" then
 		os.exit(0)
 	elseif m == "hang" then
