@@ -444,16 +444,6 @@ int cbb_decide(const cbb_facts_t *f, cbb_decision_t *d)
 	memset(d, 0, sizeof(*d));
 	cbb_arena_init(&d->arena);
 	d->res.state = CBB_POLL_DONE;
-	/* a hurried teardown's mark covers this attempt: its stage-in was
-	 * stopped and its buffer torn down; nothing is started (or
-	 * recorded) for it again */
-	if (f->over && f->stage == CBB_STAGE_IN) {
-		d->res.state = CBB_POLL_FAILED;
-		d->res.fail = CBB_FAIL_OVER;
-		cbb_err(&d->res.err, "the job is over and its buffer was torn "
-			"down: stage-in stopped, nothing started again");
-		return 0;
-	}
 	for (i = 0; i < plan->n; i++)
 		n += plan->v[i].stage == f->stage && !plan->v[i].skip;
 	d->v = calloc(n ? n : 1, sizeof(*d->v));
@@ -513,6 +503,22 @@ int cbb_decide(const cbb_facts_t *f, cbb_decision_t *d)
 	}
 	if (d->res.state == CBB_POLL_FAILED)
 		return 0;
+	/* a hurried teardown's mark covers this attempt: its stage-in was
+	 * stopped and its buffer torn down.  What its transfers say still
+	 * counts (a failure above, or all done); nothing is sent for it
+	 * again, and a stage that is not done is over */
+	if (f->over && f->stage == CBB_STAGE_IN) {
+		d->nsend = 0;
+		d->need_lock = false;
+		if (d->done + d->kept < d->n) {
+			d->res.state = CBB_POLL_FAILED;
+			d->res.fail = CBB_FAIL_OVER;
+			cbb_err(&d->res.err, "the job is over and its buffer "
+				"was torn down: stage-in stopped, nothing "
+				"started again");
+		}
+		return 0;
+	}
 	for (k = 0; k < d->n; k++) {
 		cbb_view_t *v = &d->v[k];
 		cbb_key_t key;

@@ -128,12 +128,14 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	r = d.res;
 	answers(j, &f, &a, &r);
 	if (r.fail == CBB_FAIL_OVER) {
-		/* the hook says it in Slurm's words, and asks Conduit to
-		 * abort what still runs (cbb_stage_job_ended): not yet a
-		 * failure of the stage */
-		r.state = CBB_POLL_BUSY;
-		r.fail = CBB_FAIL_NONE;
-		cbb_err_clear(&r.err);
+		/* said in Slurm's words when Slurm says the job is over, with
+		 * Conduit asked to abort what still runs
+		 * (cbb_stage_job_ended); else as decided */
+		cbb_err_t why;
+
+		cbb_err_clear(&why);
+		if (cbb_stage_job_ended(j, true, &why) == 1)
+			r.err = why;
 		goto out;
 	}
 	if (r.state == CBB_POLL_FAILED) {
