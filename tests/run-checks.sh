@@ -343,6 +343,14 @@ part_real() {
 		sh tests/conduit/real/smoke.sh
 	check "the staging hooks against the real Conduit: sizes, trees, mv without -r, outages, remote validation, requeue, cancel" \
 		sh tests/conduit/real/specs.sh
+	# the same spec against the test server: conduit-bb must report the
+	# same against both (one spec, the same assertions)
+	L=$P/lane
+	mkdir -p "$L/conduit/jobstates"
+	check "the Conduit test server for the same spec starts (grpcio, mTLS, 127.0.0.1)" \
+		start_server conduit "$L/conduit"
+	check "... and the same spec against the test server: conduit-bb reports the same as against the real one" \
+		busted_for 5.4 $B/lua5.4 850000 tests/lua/real/real_spec.lua
 }
 
 # --- living inside slurmctld: 100,000 calls, memory and fds flat --------
