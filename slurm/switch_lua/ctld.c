@@ -55,17 +55,32 @@
 #pragma weak unlock_slurmctld
 #pragma weak job_requeue_internal
 #pragma weak job_signal
+#pragma weak het_job_signal
 #pragma weak prolog_running_decr
 #pragma weak drain_nodes
 #pragma weak srun_user_message
 #pragma weak schedule_job_save
 #pragma weak slurm_job_state_set_flag
 #pragma weak job_list
+#pragma weak slurmctld_config
+#pragma weak slurmctld_primary
 #pragma weak last_job_update
 
 #define MAX_HELPERS 64  /* workers, so helpers at once; more tasks queue */
 
 static volatile sig_atomic_t stopping;
+
+/*
+ * Work that must stop: the plugin is being unloaded, or this slurmctld is
+ * a backup handing control back to the primary (it goes on running, in
+ * standby: what its workers would apply belongs to the primary now).
+ */
+static bool halted(void)
+{
+	return stopping ||
+	       (&slurmctld_config && &slurmctld_primary &&
+		slurmctld_config.resume_backup && !slurmctld_primary);
+}
 static time_t ctld_started;   /* when this slurmctld loaded the plugin */
 
 /* What a thread needs: copied under the locks, used without them. */
@@ -81,6 +96,8 @@ typedef struct {
 	char *nodes;           /* the nodes to drain on a failed teardown */
 	unsigned char *blob;   /* job_complete's jobinfo; NULL: nil */
 	uint32_t blob_len;
+	bool release;          /* a hold to lower once the nodes answer, */
+	time_t since;          /* waited for since then */
 	bool eagain_ok;        /* EAGAIN means "again", not a failure */
 	unsigned tries;        /* teardowns answered EAGAIN or not run, when
 				  the job record cannot keep the count */
@@ -297,7 +314,7 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	slurm_mutex_lock(&q_lock);
-	while (!stopping) {
+	while (!halted()) {
 		time_t wake;
 		task_t *t = dequeue(time(NULL), &wake);
 
@@ -364,6 +381,33 @@ static void start_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
 }
 
 /*
+ * The teardown of a requeued job's previous run, started from the new
+ * run's job_start: the job record already holds the new run, so the
+ * task carries the previous run's ids from its jobinfo, and no nodes
+ * (the record's are the new run's: a failure is logged, nothing is
+ * drained).
+ */
+static void start_previous_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
+				    bool eagain_ok)
+{
+	task_t *t = task_new(job_ptr, false);
+
+	t->seq = ji->seq;
+	t->sluid = ji->sluid;
+	t->restart_cnt = ji->restart_cnt;
+	t->start_time = ji->start_time;
+	xfree(t->nodes);
+	snprintf(t->what, sizeof(t->what), "JobId=%u job_complete (run %u): ",
+		 job_ptr->job_id, (unsigned)ji->restart_cnt);
+	task_set_blob(t, ji->blob, ji->blob_len);
+	t->eagain_ok = eagain_ok || swl_block_job_complete();
+	ji->state = SWL_TEARDOWN;
+	ji->busy = true;
+	touched();
+	spawn(t);
+}
+
+/*
  * A teardown for a setup that did not report (timed out, exited, or
  * its result came for a run that is over): job_complete with a nil
  * jobinfo, or with the jobinfo a late setup returned.  The job record
@@ -415,39 +459,40 @@ static bool nodes_answer(job_record_t *job_ptr)
  * Lower an accepted job's hold once its nodes answer (at most
  * RELEASE_WAIT_S later).  A step created before that is refused as
  * "nodes busy", and srun then backs off for minutes: this is what a
- * setup run again right after a restart would meet.
+ * setup run again right after a restart would meet.  A queued task
+ * (run_task), looked at after 1, 2, 4, then every 8 seconds: no thread
+ * of its own, and the job and node locks a few times a minute, not
+ * every second.
  */
-static void *release_thread(void *arg)
+static bool release_check(task_t *t)
 {
-	task_t *t = arg;
-	unsigned waited;
+	job_record_t *job_ptr;
+	time_t now = time(NULL);
+	unsigned step;
 
-	for (waited = 0;; waited++) {
-		job_record_t *job_ptr;
-
-		sleep(1);
-		lock_slurmctld(job_node_write);
-		if (stopping) {
-			unlock_slurmctld(job_node_write);
-			break;
-		}
-		job_ptr = find_job_record(t->job_id);
-		if (!job_ptr || (const void *)job_ptr != t->job) {
-			unlock_slurmctld(job_node_write);
-			break;
-		}
-		if (nodes_answer(job_ptr) || waited >= RELEASE_WAIT_S ||
-		    !IS_JOB_RUNNING(job_ptr)) {
-			debug("%s: %sthe job's nodes answer: released",
-			      plugin_type, t->what);
-			prolog_running_decr(job_ptr);
-			unlock_slurmctld(job_node_write);
-			break;
-		}
+	lock_slurmctld(job_node_write);
+	if (halted()) {
 		unlock_slurmctld(job_node_write);
+		return false;
 	}
-	task_free(t);
-	return NULL;
+	job_ptr = find_job_record(t->job_id);
+	if (!job_ptr || (const void *)job_ptr != t->job) {
+		unlock_slurmctld(job_node_write);
+		return false;
+	}
+	if (nodes_answer(job_ptr) || now - t->since >= RELEASE_WAIT_S ||
+	    !IS_JOB_RUNNING(job_ptr)) {
+		debug("%s: %sthe job's nodes answer: released", plugin_type,
+		      t->what);
+		prolog_running_decr(job_ptr);
+		unlock_slurmctld(job_node_write);
+		return false;
+	}
+	unlock_slurmctld(job_node_write);
+	step = t->tries < 3 ? 1U << t->tries : 8;
+	t->tries++;
+	t->not_before = now + (time_t)step;
+	return enqueue(t);
 }
 
 /* prolog_running_decr now, or once the nodes answer */
@@ -462,7 +507,11 @@ static void release(job_record_t *job_ptr, const task_t *setup)
 	info("%s: %pJ: its nodes do not answer yet: held until they do",
 	     plugin_type, job_ptr);
 	t = task_clone(setup);
-	if (detached(release_thread, t)) {
+	t->release = true;
+	t->tries = 0;
+	t->since = time(NULL);
+	t->not_before = t->since + 1;
+	if (!enqueue(t)) {
 		task_free(t);
 		prolog_running_decr(job_ptr);
 	}
@@ -479,9 +528,9 @@ void swl_ctld_job_start(void *arg)
 	/* a requeued job's previous run: a teardown Slurm never got to
 	 * run (a restart in between) runs now; the record starts afresh */
 	if (old && old->state == SWL_TEARDOWN && !old->busy)
-		start_teardown(job_ptr, old, true);
+		start_previous_teardown(job_ptr, old, true);
 	if (old && old->state == SWL_READY) /* ended without job_complete */
-		start_teardown(job_ptr, old, false);
+		start_previous_teardown(job_ptr, old, false);
 	swl_jobinfo_destroy(job_ptr->switch_jobinfo);
 	job_ptr->switch_jobinfo = NULL;
 
@@ -523,7 +572,20 @@ static void fail_job(job_record_t *job_ptr, const char *reason)
 	     job_ptr, target ? slurm_strerror(rc) : "no het job leader",
 	     reason);
 	srun_user_message(job_ptr, killed_msg);
-	job_signal(job_ptr, SIGKILL, 0, 0, false);
+	/* a het job is cancelled whole, through its leader, as Slurm does
+	 * for a failed PrologSlurmctld (prep_slurmctld.c) */
+	if (job_ptr->het_job_id) {
+		job_record_t *leader = job_ptr->het_job_list ? job_ptr :
+				       find_job_record(job_ptr->het_job_id);
+
+		if (leader)
+			(void)het_job_signal(leader, SIGKILL, 0, 0, false);
+		else
+			error("%s: no het job leader found for %pJ",
+			      plugin_type, job_ptr);
+	} else {
+		job_signal(job_ptr, SIGKILL, 0, 0, false);
+	}
 	job_ptr->state_reason = FAIL_LAUNCH;
 	xfree(job_ptr->state_desc);
 	job_ptr->state_desc = xstrdup(reason);
@@ -564,7 +626,7 @@ static void setup_done(task_t *t, swl_call_t *c)
 		      swl_outcome_str(c), c->msg);
 
 	lock_slurmctld(job_node_write);
-	if (stopping) {
+	if (halted()) {
 		unlock_slurmctld(job_node_write);
 		return;
 	}
@@ -656,8 +718,11 @@ static void drain(const task_t *t, const char *why)
 {
 	char reason[256];
 
-	if (!t->nodes || !t->nodes[0])
+	if (!t->nodes || !t->nodes[0]) {
+		error("%s: %s%s: nothing drained (the nodes of that run are "
+		      "not known)", plugin_type, t->what, why);
 		return;
+	}
 	if (!swl_conf.drain_on_failure) {
 		error("%s: %s%s: nodes %s not drained "
 		      "(switch_drain_on_failure=no)", plugin_type, t->what, why,
@@ -677,7 +742,7 @@ static void teardown_done(task_t *t, bool failed, const char *why)
 	bool same_record;
 
 	lock_slurmctld(job_node_write);
-	if (stopping) {
+	if (halted()) {
 		unlock_slurmctld(job_node_write);
 		return;
 	}
@@ -724,7 +789,7 @@ static bool teardown(task_t *t)
 		swl_call("job_complete", t->what, &t->table, t->blob ? t->blob :
 			 (const unsigned char *)"n", t->blob ? t->blob_len : 1,
 			 &c);
-		if (stopping) {
+		if (halted()) {
 			swl_call_free(&c);
 			return false;
 		}
@@ -784,14 +849,19 @@ static bool teardown(task_t *t)
 	}
 }
 
+static bool release_check(task_t *t);
+
 static void run_task(task_t *t)
 {
-	if (!stopping) {
-		if (t->start) {
+	if (!halted()) {
+		if (t->release) {
+			if (release_check(t))
+				return; /* queued again */
+		} else if (t->start) {
 			swl_call_t c;
 
 			swl_call("job_start", t->what, &t->table, NULL, 0, &c);
-			if (!stopping)
+			if (!halted())
 				setup_done(t, &c);
 			swl_call_free(&c);
 		} else if (teardown(t)) {
@@ -864,7 +934,7 @@ static void *restart_thread(void *arg)
 	/* switch_p_restore runs before the job state is read, holding the
 	 * write locks until it is: this waits for that */
 	lock_slurmctld(job_node_write);
-	if (!stopping && job_list)
+	if (!halted() && job_list)
 		list_for_each(job_list, restart_one, NULL);
 	unlock_slurmctld(job_node_write);
 	return NULL;
@@ -881,7 +951,8 @@ void swl_ctld_restore(void)
 int swl_ctld_init(void)
 {
 	if (!find_job_record || !lock_slurmctld || !unlock_slurmctld ||
-	    !job_requeue_internal || !job_signal || !prolog_running_decr ||
+	    !job_requeue_internal || !job_signal || !het_job_signal ||
+	    !prolog_running_decr ||
 	    !drain_nodes || !srun_user_message || !schedule_job_save ||
 	    !slurm_job_state_set_flag || !&job_list) {
 		error("%s: slurmctld does not export what this plugin needs "
