@@ -23,7 +23,9 @@
 #include "wire.h"
 
 #define SWL_PLUGIN_ID 1001        /* never changes: stored in job state */
+#ifndef SWL_FORMAT   /* (a test builds another to change it: e2e switch_format.sh) */
 #define SWL_FORMAT    1           /* of the packed jobinfo and stepinfo */
+#endif
 #define SWL_MAGIC     0x53574c55  /* "SWLU" */
 
 #ifndef SWL_HELPER_PATH
