@@ -99,7 +99,7 @@ $(GEN)/py/conduit_pb2.py: src/bb/wire/proto/conduit.proto
 	  --plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin $<
 
 # The module itself under ASan+UBSan, loaded by busted with libasan preloaded.
-$(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*/*.c $(HDRS)) $(GEN)/conduit.pb-c.c
+$(ASAN)/mod/lua5.4/conduit_bb.so: $(wildcard src/*.c src/*/*.c src/bb/*/*.c $(HDRS)) $(GEN)/conduit.pb-c.c
 	@$(MAKE) --no-print-directory B=$(ASAN)/mod LUA_VERSION=5.4 GEN=$(GEN) \
 	  OPT="-O1 -g $(SAN)" LDFLAGS="$(SAN)" $@
 

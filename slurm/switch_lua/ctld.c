@@ -365,13 +365,28 @@ static void spawn(task_t *t)
 
 /* ---- job_start ------------------------------------------------------------ */
 
-/* A teardown task from what the job record holds now. */
-static void start_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
-			   bool eagain_ok)
+/*
+ * A teardown task from what the job record holds now, or, `previous`,
+ * of a requeued job's previous run, started from the new run's
+ * job_start: the job record already holds the new run, so the task
+ * carries the previous run's ids from its jobinfo, and no nodes (the
+ * record's are the new run's: a failure is logged, nothing drained).
+ */
+static void start_teardown_of(job_record_t *job_ptr, swl_jobinfo_t *ji,
+			      bool eagain_ok, bool previous)
 {
 	task_t *t = task_new(job_ptr, false);
 
 	t->seq = ji->seq;
+	if (previous) {
+		t->sluid = ji->sluid;
+		t->restart_cnt = ji->restart_cnt;
+		t->start_time = ji->start_time;
+		xfree(t->nodes);
+		snprintf(t->what, sizeof(t->what), "JobId=%u job_complete "
+			 "(run %u): ", job_ptr->job_id,
+			 (unsigned)ji->restart_cnt);
+	}
 	task_set_blob(t, ji->blob, ji->blob_len);
 	t->eagain_ok = eagain_ok || swl_block_job_complete();
 	ji->state = SWL_TEARDOWN;
@@ -380,31 +395,10 @@ static void start_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
 	spawn(t);
 }
 
-/*
- * The teardown of a requeued job's previous run, started from the new
- * run's job_start: the job record already holds the new run, so the
- * task carries the previous run's ids from its jobinfo, and no nodes
- * (the record's are the new run's: a failure is logged, nothing is
- * drained).
- */
-static void start_previous_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
-				    bool eagain_ok)
+static void start_teardown(job_record_t *job_ptr, swl_jobinfo_t *ji,
+			   bool eagain_ok)
 {
-	task_t *t = task_new(job_ptr, false);
-
-	t->seq = ji->seq;
-	t->sluid = ji->sluid;
-	t->restart_cnt = ji->restart_cnt;
-	t->start_time = ji->start_time;
-	xfree(t->nodes);
-	snprintf(t->what, sizeof(t->what), "JobId=%u job_complete (run %u): ",
-		 job_ptr->job_id, (unsigned)ji->restart_cnt);
-	task_set_blob(t, ji->blob, ji->blob_len);
-	t->eagain_ok = eagain_ok || swl_block_job_complete();
-	ji->state = SWL_TEARDOWN;
-	ji->busy = true;
-	touched();
-	spawn(t);
+	start_teardown_of(job_ptr, ji, eagain_ok, false);
 }
 
 /*
@@ -528,9 +522,9 @@ void swl_ctld_job_start(void *arg)
 	/* a requeued job's previous run: a teardown Slurm never got to
 	 * run (a restart in between) runs now; the record starts afresh */
 	if (old && old->state == SWL_TEARDOWN && !old->busy)
-		start_previous_teardown(job_ptr, old, true);
+		start_teardown_of(job_ptr, old, true, true);
 	if (old && old->state == SWL_READY) /* ended without job_complete */
-		start_previous_teardown(job_ptr, old, false);
+		start_teardown_of(job_ptr, old, false, true);
 	swl_jobinfo_destroy(job_ptr->switch_jobinfo);
 	job_ptr->switch_jobinfo = NULL;
 
