@@ -128,14 +128,12 @@ int cbb_stage_poll(cbb_job_ctx_t *j, const cbb_plan_t *plan, cbb_stage_t stage,
 	r = d.res;
 	answers(j, &f, &a, &r);
 	if (r.fail == CBB_FAIL_OVER) {
-		/* said in Slurm's words when Slurm says the job is over, with
-		 * Conduit asked to abort what still runs
-		 * (cbb_stage_job_ended); else as decided */
-		cbb_err_t why;
-
-		cbb_err_clear(&why);
-		if (cbb_stage_job_ended(j, true, &why) == 1)
-			r.err = why;
+		/* nothing was sent for it; the hook asks Slurm whether the
+		 * job is over and says so in Slurm's words, aborting what
+		 * still runs (cbb_stage_job_ended) */
+		r.state = CBB_POLL_BUSY;
+		r.fail = CBB_FAIL_NONE;
+		cbb_err_clear(&r.err);
 		goto out;
 	}
 	if (r.state == CBB_POLL_FAILED) {
