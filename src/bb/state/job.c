@@ -520,12 +520,19 @@ void cbb_over_mark(cbb_statedir_t *sd, uint32_t job_id, time_t asked_at)
 		(void)mark_at(dfd, name, O_TRUNC, (long long)asked_at);
 }
 
+/* Whether an over mark of time t covers the attempt submitted at
+ * `submit` (statefile.h: only one submitted before that second). */
+static bool covers(long long t, int64_t submit)
+{
+	return submit > 0 && t > 0 && submit < t;
+}
+
 bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit)
 {
 	char name[CBB_CLUSTER_MAX + 48];
 	int dfd = job_at(sd, false, job_id, CBB_SF(OVER), name, sizeof(name));
 
-	return submit > 0 && dfd >= 0 && submit < cbb_sd_time_at(dfd, name);
+	return dfd >= 0 && covers(cbb_sd_time_at(dfd, name), submit);
 }
 
 bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s)
@@ -695,8 +702,7 @@ int cbb_sd_job_read(cbb_statedir_t *sd, uint32_t job_id, uint32_t restart,
 		load_at(dfd, shared, UINT32_MAX, 0, &out->shared);
 	t = cbb_sd_time_at(dfd, down);
 	out->down_since = t > now ? now : t;
-	t = cbb_sd_time_at(dfd, over);
-	out->over = submit > 0 && t > 0 && submit < t;
+	out->over = covers(cbb_sd_time_at(dfd, over), submit);
 	return 0;
 }
 
@@ -720,6 +726,6 @@ int cbb_sd_job_append(cbb_statedir_t *sd, uint32_t job_id,
 	if (n_arr && array_job_id)
 		rc |= append_at(dfd, shared, arr, n_arr, err);
 	/* a hurried teardown that came meanwhile (cbb_over_for) */
-	*over = submit > 0 && submit < cbb_sd_time_at(dfd, mark);
+	*over = covers(cbb_sd_time_at(dfd, mark), submit);
 	return rc < 0 ? -1 : 0;
 }
