@@ -147,6 +147,7 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 	bool alone = false;
 	time_t asked_at;
 	cbb_err_t err;
+	long ms;
 	int held;
 
 	if (!self->sd || !self->g || !cbb_sweep_due(self->sd, SWEEP_EVERY_S, &held))
@@ -159,9 +160,10 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 	}
 	/* one squeue for all of them; Slurm that does not answer: not now */
 	asked_at = time(NULL);
-	if (asked && (squeue_ms(self) == 0 ||
+	ms = squeue_ms(self);
+	if (asked && (ms == 0 ||
 		      cbb_jobs_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
-				     ask, asked, squeue_ms(self), f) < 0))
+				     ask, asked, ms, f) < 0))
 		asked = 0;
 	for (i = 0; i < asked; i++) {
 		/* one that a list leaves out is asked alone (Slurm may have
@@ -169,7 +171,7 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 		if (f[i].cls == CBB_JOB_UNKNOWN && asked > 1 && !alone) {
 			alone = true;
 			cbb_job_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
-				      ask[i], squeue_ms(self) ? squeue_ms(self) : 1,
+				      ask[i], (ms = squeue_ms(self)) ? ms : 1,
 				      &f[i]);
 		}
 		if (stopped_in_stage_in(&f[i]) &&
