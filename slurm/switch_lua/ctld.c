@@ -775,72 +775,66 @@ static unsigned count_retry(const task_t *t)
  * called again (EAGAIN, or a helper that could not run). */
 static bool teardown(task_t *t)
 {
-	{
-		swl_call_t c;
-		char why[192] = "";
-		bool failed = true;
+	swl_call_t c;
+	char why[192] = "";
+	bool failed = true, not_run;
 
-		swl_call("job_complete", t->what, &t->table, t->blob ? t->blob :
-			 (const unsigned char *)"n", t->blob ? t->blob_len : 1,
-			 &c);
-		if (halted()) {
-			swl_call_free(&c);
-			return false;
-		}
-		if ((c.outcome == SWL_OK && c.rc == EAGAIN && t->eagain_ok) ||
-		    c.outcome == SWL_NOT_RUN) {
-			/* counted on the job record, so a restart keeps the
-			 * count; once the record is purged (MinJobAge) or
-			 * replaced, here: the retries end either way.  A
-			 * helper that could not be started (fork's EAGAIN
-			 * under load) is retried the same, not drained at
-			 * once */
-			unsigned n = t->seq && c.outcome == SWL_OK ?
-				     count_retry(t) : 0;
-
-			if (!n)
-				n = ++t->tries;
-			if (c.outcome == SWL_NOT_RUN)
-				snprintf(why, sizeof(why), "%s: %.120s",
-					 swl_outcome_str(&c), c.msg);
-			swl_call_free(&c);
-			if (n <= swl_conf.retries) {
-				verbose("%s: %sEAGAIN (%u of %u): again in %us",
-					plugin_type, t->what, n,
-					swl_conf.retries,
-					swl_conf.retry_interval_s);
-				t->not_before = time(NULL) +
-						(time_t)swl_conf.retry_interval_s;
-				if (enqueue(t))
-					return true;
-				snprintf(why, sizeof(why), "cannot queue the "
-					 "retry");
-			} else if (strncmp(why, "could not run", 13)) {
-				snprintf(why, sizeof(why), "EAGAIN more than "
-					 "switch_retries=%u times",
-					 swl_conf.retries);
-			}
-		} else if (c.outcome == SWL_OK && c.rc == EAGAIN) {
-			snprintf(why, sizeof(why), "EAGAIN, without "
-				 "block_job_complete");
-		} else if (c.outcome == SWL_OK && c.rc < 0) {
-			snprintf(why, sizeof(why), "returned %d", c.rc);
-		} else if (c.outcome == SWL_OK) {
-			if (c.rc > 0)
-				info("%s: %sreturned %d (logged only)",
-				     plugin_type, t->what, c.rc);
-			else
-				verbose("%s: %storn down", plugin_type, t->what);
-			failed = false;
-			why[0] = '\0';
-		} else {
-			snprintf(why, sizeof(why), "%s: %.120s",
-				 swl_outcome_str(&c), c.msg);
-		}
+	swl_call("job_complete", t->what, &t->table, t->blob ? t->blob :
+		 (const unsigned char *)"n", t->blob ? t->blob_len : 1, &c);
+	if (halted()) {
 		swl_call_free(&c);
-		teardown_done(t, failed, why);
 		return false;
 	}
+	not_run = c.outcome == SWL_NOT_RUN;
+	if ((c.outcome == SWL_OK && c.rc == EAGAIN && t->eagain_ok) ||
+	    not_run) {
+		/* counted on the job record, so a restart keeps the count;
+		 * once the record is purged (MinJobAge) or replaced, here:
+		 * the retries end either way.  A helper that could not be
+		 * started (fork's EAGAIN under load) is retried the same,
+		 * not drained at once */
+		unsigned n = t->seq && !not_run ? count_retry(t) : 0;
+
+		if (!n)
+			n = ++t->tries;
+		if (not_run)
+			snprintf(why, sizeof(why), "%s: %.120s",
+				 swl_outcome_str(&c), c.msg);
+		else
+			snprintf(why, sizeof(why), "EAGAIN more than "
+				 "switch_retries=%u times", swl_conf.retries);
+		if (n <= swl_conf.retries) {
+			verbose("%s: %s%s (%u of %u): again in %us",
+				plugin_type, t->what,
+				not_run ? "not run" : "EAGAIN", n,
+				swl_conf.retries, swl_conf.retry_interval_s);
+			t->not_before = time(NULL) +
+					(time_t)swl_conf.retry_interval_s;
+			if (enqueue(t)) {
+				swl_call_free(&c);
+				return true;
+			}
+			snprintf(why, sizeof(why), "cannot queue the retry");
+		}
+	} else if (c.outcome == SWL_OK && c.rc == EAGAIN) {
+		snprintf(why, sizeof(why), "EAGAIN, without "
+			 "block_job_complete");
+	} else if (c.outcome == SWL_OK && c.rc < 0) {
+		snprintf(why, sizeof(why), "returned %d", c.rc);
+	} else if (c.outcome == SWL_OK) {
+		if (c.rc > 0)
+			info("%s: %sreturned %d (logged only)", plugin_type,
+			     t->what, c.rc);
+		else
+			verbose("%s: %storn down", plugin_type, t->what);
+		failed = false;
+	} else {
+		snprintf(why, sizeof(why), "%s: %.120s", swl_outcome_str(&c),
+			 c.msg);
+	}
+	swl_call_free(&c);
+	teardown_done(t, failed, why);
+	return false;
 }
 
 static bool release_check(task_t *t);
