@@ -11,17 +11,11 @@ real=$(cd "$(dirname "$0")" && pwd)
 here=$(cd "$real/../../.." && pwd)
 py=${CBB_PYTHON:-/usr/bin/python3}
 
+. "$real/need.sh"
 [ "$(id -u)" = 0 ] || { echo "real Conduit smoke: needs root (run as root: sh tests/conduit/real/smoke.sh)"; exit 77; }
 "$py" -c 'import grpc, google.protobuf' 2>/dev/null ||
 	{ echo "real Conduit smoke: $py has no grpc/protobuf (apt-get install python3-grpcio python3-protobuf)"; exit 77; }
-# the FTA's rsync plugin runs rsync here, as the test user
-command -v rsync >/dev/null ||
-	apt-get -o DPkg::Lock::Timeout=600 install -y -qq rsync >/dev/null 2>&1 ||
-	{ echo "real Conduit smoke: no rsync (apt-get install rsync)"; exit 77; }
-bin=$(sh "$real/build.sh" --print-bin)
-rc=$?
-[ $rc -eq 77 ] && { echo "$bin"; exit 77; }
-[ $rc -eq 0 ] || { echo "real Conduit smoke: build.sh failed"; exit 1; }
+real_need smoke
 
 dir=$(mktemp -d /tmp/cbb-real-smoke.XXXXXX)
 cleanup() {

@@ -10,15 +10,9 @@ real=$(cd "$(dirname "$0")" && pwd)
 here=$(cd "$real/../../.." && pwd)
 cd "$here" || exit 1
 
-[ "$(id -u)" = 0 ] || { echo "real Conduit specs: needs root (run as root: sh tests/conduit/real/specs.sh)"; exit 77; }
+. "$real/need.sh"
+real_need specs
 [ -f build/lua5.4/conduit_bb.so ] || { echo "real Conduit specs: no build/lua5.4/conduit_bb.so (make test-build)"; exit 1; }
-command -v rsync >/dev/null ||
-	apt-get -o DPkg::Lock::Timeout=600 install -y -qq rsync >/dev/null 2>&1 ||
-	{ echo "real Conduit specs: no rsync (apt-get install rsync)"; exit 77; }
-bin=$(sh "$real/build.sh" --print-bin)
-rc=$?
-[ $rc -eq 77 ] && { echo "$bin"; exit 77; }
-[ $rc -eq 0 ] || { echo "real Conduit specs: build.sh failed"; exit 1; }
 
 dir=$(mktemp -d /tmp/cbb-real-specs.XXXXXX)
 chmod 0755 "$dir"
