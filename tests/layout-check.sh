@@ -103,5 +103,11 @@ for f in src/bb/*; do
 	*) echo "$f: put it in a layer of bb ($BB_ALL)"; bad=1 ;;
 	esac
 done
+# The switch/lua plugin is read by Slurm's reviewers: no file of it over
+# 450 lines (its circles are checked where it is built, tests/e2e/switch.sh).
+for f in slurm/switch_lua/*.c slurm/switch_lua/*.h; do
+	n=$(wc -l < "$f")
+	[ "$n" -le 450 ] || { echo "$f: $n lines: split it (at most 450)"; bad=1; }
+done
 sh tests/cycle-check.sh || bad=1
 exit $bad

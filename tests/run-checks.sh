@@ -300,7 +300,7 @@ part_cli() {
 part_admin() {
 	for c in healthy expiring expired other-ca key-0644 key-mismatch server-down \
 		state-ro state-owner state-mode state-full lua-mismatch no-bb-lua shim config-errors \
-		switch programs audit-log; do
+		switch configless programs audit-log; do
 		check "conduit-bb doctor: $c" sh tests/admin/doctor.sh "$c"
 	done
 	check "conduit-bb status: jobs the real hooks left in every state, one Query for all" \

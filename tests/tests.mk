@@ -71,12 +71,17 @@ $(T)/test_switch: tests/switch/test_switch.c tests/switch/host.c tests/switch/ho
 	  tests/switch/test_switch.c tests/switch/host.c \
 	  $$($(PKG_CONFIG) --cflags --libs lua5.4) $(CMOCKA_LIBS) -o $@
 
-# The switch/lua plugin's helper through the plugin's runner, no Slurm.
-$(T)/test_runner: tests/switch/test_runner.c slurm/switch_lua/spawn.c slurm/switch_lua/wire.c \
-                  $(wildcard slurm/switch_lua/*.h) $(B)/switch_lua/switch-lua-run | $(T)
+# The switch/lua plugin's helper through the plugin's runner, without
+# Slurm: run.c is built against tests/switch/shim's stand-ins for Slurm's
+# run_command, xmalloc and log headers.
+$(T)/test_runner: tests/switch/test_runner.c tests/switch/run_command_shim.c \
+                  slurm/switch_lua/run.c slurm/switch_lua/wire.c \
+                  $(wildcard slurm/switch_lua/*.h tests/switch/shim/src/common/*.h) \
+                  $(B)/switch_lua/switch-lua-run | $(T)
 	@echo "  TEST-CC $@"
 	@$(CC) -std=gnu99 -D_GNU_SOURCE -g -O1 -Wall -Wextra $(CMOCKA_CFLAGS) \
-	  tests/switch/test_runner.c slurm/switch_lua/spawn.c slurm/switch_lua/wire.c \
+	  -Itests/switch/shim tests/switch/test_runner.c tests/switch/run_command_shim.c \
+	  slurm/switch_lua/run.c slurm/switch_lua/wire.c \
 	  $(CMOCKA_LIBS) -lpthread -o $@
 
 # libFuzzer needs clang; `make fuzz` runs it, `make check` replays the corpus.

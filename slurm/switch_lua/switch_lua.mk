@@ -32,12 +32,12 @@ SLURM_VERSION = $(shell v=$$(sed -n 's/^\#define SLURM_VERSION_NUMBER //p' \
   $(SLURM_BUILD)/slurm/slurm_version.h 2>/dev/null); [ -n "$$v" ] && \
   printf '%d.%02d.%d' $$((v >> 16)) $$(((v >> 8) & 255)) $$((v & 255)))
 
-SWL_OBJS := switch_lua ctld stepd spawn wire
+SWL_OBJS := switch_lua restart ctld teardown task pool stepd call run wire
 SWL_HDRS := $(wildcard $(SWL_SRC)/*.h)
 # Slurm's headers are written in GNU C and are not ours to warn about.
 SWL_CFLAGS := -std=gnu99 -D_GNU_SOURCE -DHAVE_CONFIG_H $(OPT) $(WARN) -fPIC \
               -fstack-protector-strong -isystem $(SLURM_BUILD) -isystem $(SLURM_SRC) \
-              -DSWL_HELPER_PATH='"$(SWITCH_LUA_HELPER)"'
+              -DSWL_HELPER_PATH='"$(SWITCH_LUA_HELPER)"' -DSWL_IN_SLURM
 SWL_LUA_CFLAGS := $(shell $(PKG_CONFIG) --cflags lua$(SWITCH_LUA_VERSION) 2>/dev/null)
 SWL_LUA_LIBS   := $(shell $(PKG_CONFIG) --libs lua$(SWITCH_LUA_VERSION) 2>/dev/null)
 
@@ -63,13 +63,15 @@ $(SWL_B)/switch_lua.so: $(addprefix $(SWL_B)/,$(addsuffix .o,$(SWL_OBJS))) $(SWL
 	@$(CC) -shared -o $@ $(filter %.o,$^) -Wl,--version-script=$(SWL_SRC)/switch_lua.map \
 	  -Wl,-z,nodelete -Wl,-z,relro -lpthread $(LDFLAGS)
 
-$(SWL_B)/helper/%.o: $(SWL_SRC)/%.c $(SWL_HDRS)
+$(SWL_B)-helper/%.o: $(SWL_SRC)/%.c $(SWL_HDRS)
 	@mkdir -p $(@D)
 	@echo "  CC      $@"
 	@$(CC) -std=c99 -D_GNU_SOURCE $(OPT) $(WARN) -fstack-protector-strong \
 	  $(SWL_LUA_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(SWL_B)/switch-lua-run: $(SWL_B)/helper/helper.o $(SWL_B)/helper/wire.o
+SWL_HELPER_OBJS := helper helper_lua helper_out helper_seal wire
+$(SWL_B)/switch-lua-run: $(addprefix $(SWL_B)-helper/,$(addsuffix .o,$(SWL_HELPER_OBJS)))
+	@mkdir -p $(@D)
 	@echo "  LD      $@"
 	@$(CC) -o $@ $^ $(SWL_LUA_LIBS) -lm -Wl,-z,relro,-z,now $(LDFLAGS)
 

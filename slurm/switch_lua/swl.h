@@ -1,13 +1,20 @@
 /*
  * swl.h - what the parts of the switch/lua plugin share: its settings,
- * the jobinfo kept on the job record, and calling the helper.
+ * the jobinfo kept on the job record, and calling the helper.  Each file
+ * calls only the ones below it (no circle; tests/cycle-check.sh):
  *
  *   switch_lua.c  the plugin's symbols and every switch_p_* of Slurm
  *                 26.05's op table; jobinfo and stepinfo pack/unpack
- *   ctld.c        slurmctld: job_start and job_complete handed to
- *                 threads, their results applied under the locks
+ *   restart.c     slurmctld after a restart: the setups and teardowns
+ *                 the job records say were running
+ *   ctld.c        slurmctld: job_start, its result applied under the locks
+ *   teardown.c    slurmctld: job_complete, retries, drains
+ *   task.c        slurmctld: the work a job hands to the pool (ctld.h)
+ *   pool.c        slurmctld: the worker threads and their queue (pool.h)
  *   stepd.c       slurmstepd: step_preinit, step_init, step_postfini
- *   spawn.c       running the helper (switch-lua-run, helper.c)
+ *   call.c        the settings, one hook call, the script's load answers
+ *   run.c         running the helper through run_command (switch-lua-run,
+ *                 helper.c)
  *   wire.c        the byte form of requests, answers and jobinfo
  *
  * Must be included after src/common/slurm_xlator.h and Slurm's headers.
@@ -19,12 +26,22 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "spawn.h"
+#include "run.h"
 #include "wire.h"
 
+#define SWL_TYPE "switch/lua"   /* plugin_type, and every log line's prefix */
 #define SWL_PLUGIN_ID 1001        /* never changes: stored in job state */
+/*
+ * The formats of the packed jobinfo and stepinfo.  A build reads every
+ * format from SWL_FORMAT_MIN to its own SWL_FORMAT (formats are only ever
+ * added), and packs for a peer the newest format the peer's Slurm
+ * release reads (switch_lua.c, format_for): a rolling upgrade's older
+ * slurmd, a rollback's older slurmctld.  What it cannot read is declined,
+ * never a failed load.
+ */
+#define SWL_FORMAT_MIN 1
 #ifndef SWL_FORMAT   /* (a test builds another to change it: e2e switch_format.sh) */
-#define SWL_FORMAT    1           /* of the packed jobinfo and stepinfo */
+#define SWL_FORMAT    1
 #endif
 #define SWL_MAGIC     0x53574c55  /* "SWLU" */
 
@@ -37,6 +54,7 @@ typedef struct {
 	unsigned timeout_s;        /* switch_timeout: a hook's whole run */
 	unsigned retries;          /* switch_retries: EAGAIN answers allowed */
 	unsigned retry_interval_s; /* switch_retry_interval: between them */
+	unsigned workers;          /* switch_workers: helpers at once */
 	bool drain_on_failure;     /* switch_drain_on_failure */
 	char *helper;              /* switch_lua_helper */
 	char *script;              /* switch_lua_script (switch.lua) */
@@ -111,14 +129,21 @@ void swl_call(const char *hook, const char *what, const swl_out_t *arg1,
 void swl_call_free(swl_call_t *c);
 const char *swl_outcome_str(const swl_call_t *c);
 
-/* the script's answer at load (switch_lua.c) */
+/* SwitchParameters into swl_conf (call.c) */
+void swl_conf_read(void);
+/* Ask the script's two yes/no hooks once, in slurmctld (call.c);
+ * false when switch.lua does not load */
+bool swl_load_script(void);
 bool swl_block_job_complete(void);
+bool swl_setup_special_steps(void);
 
 /* ctld.c */
 int swl_ctld_init(void);
 void swl_ctld_fini(void);
-void swl_ctld_restore(void);
 void swl_ctld_job_start(void *job_ptr);
+/* teardown.c */
 void swl_ctld_job_complete(void *job_ptr);
+/* restart.c */
+void swl_ctld_restore(void);
 
 #endif

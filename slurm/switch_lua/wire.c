@@ -4,6 +4,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * In the plugin (SWL_IN_SLURM) a buffer is Slurm's (xmalloc.h: it
+ * never comes back NULL); in the helper, which has no Slurm, plain
+ * realloc and free.
+ */
+#ifdef SWL_IN_SLURM
+#include "src/common/xmalloc.h"
+static unsigned char *grow(unsigned char *p, size_t n)
+{
+	xrealloc(p, n);
+	return p;
+}
+#define release(p) xfree(p)
+#else
+#define grow(p, n) realloc((p), (n))
+#define release(p) free(p)
+#endif
+
 void swl_out_init(swl_out_t *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -11,7 +29,7 @@ void swl_out_init(swl_out_t *o)
 
 void swl_out_free(swl_out_t *o)
 {
-	free(o->data);
+	release(o->data);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -29,7 +47,7 @@ void swl_put_raw(swl_out_t *o, const void *p, size_t n)
 
 		while (cap < o->len + n)
 			cap *= 2;
-		d = realloc(o->data, cap);
+		d = grow(o->data, cap);
 		if (!d) {
 			o->bad = true;
 			return;

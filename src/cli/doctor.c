@@ -47,7 +47,14 @@ int cbb_cmd_doctor(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* conduit_bb.conf is looked for beside slurm.conf, as the hooks do */
+	/* slurm.conf where Slurm's commands look: SLURM_CONF, the default,
+	 * then a configless node's copy (slurmd links /run/slurm/conf to
+	 * its conf-cache); conduit_bb.conf is looked for beside it, as the
+	 * hooks do */
+	env = getenv("SLURM_CONF");
+	if ((!env || !env[0]) && access("/etc/slurm/slurm.conf", F_OK) < 0 &&
+	    access("/run/slurm/conf/slurm.conf", F_OK) == 0)
+		setenv("SLURM_CONF", "/run/slurm/conf/slurm.conf", 1);
 	env = getenv("SLURM_CONF");
 	snprintf(d.slurm_conf, sizeof(d.slurm_conf), "%s",
 		 env && env[0] ? env : "/etc/slurm/slurm.conf");
@@ -57,6 +64,7 @@ int cbb_cmd_doctor(int argc, char **argv)
 	doctor_check_slurm_conf(&d);
 	doctor_check_shim(&d);
 	doctor_check_bb_conf(&d);
+	doctor_check_switch_script(&d);
 	doctor_check_slurm_lua(&d);
 	doctor_check_module(&d);
 	if (d.cfg_ok) {

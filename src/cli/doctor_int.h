@@ -9,8 +9,9 @@
  *                    links (uses doctor_conf.c)       |
  *   doctor_tls.c     certificates and the server      |
  *   doctor_state.c   StateDir, AuditLog, Slurm's      |
- *                    commands, the switch half        /
- *                    (uses doctor_tls.c)
+ *                    commands, the switch half and    |
+ *                    switch.lua on a configless node  /
+ *                    (uses doctor_tls.c, doctor_conf.c)
  *   doctor_report.c  the report (doctor_say)           the bottom: they
  *   doctor_as.c      acting as SlurmUser               call no doctor file
  */
@@ -113,6 +114,7 @@ void doctor_check_slurm_conf(doctor_t *d);
 void doctor_check_slurm_lua(doctor_t *d);
 void doctor_check_state_dir(doctor_t *d);
 void doctor_check_switch(doctor_t *d);
+void doctor_check_switch_script(doctor_t *d);
 void doctor_check_tls(doctor_t *d);
 void doctor_say(report_t *r, res_t s, const char *check, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

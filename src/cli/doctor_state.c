@@ -235,3 +235,80 @@ void doctor_check_switch(doctor_t *d)
 		    "controller, SwitchCACert, SwitchClientCert and "
 		    "SwitchClientKey", c->switch_url, err.msg);
 }
+
+/* ---- switch.lua, where the switch/lua plugin will look --------------------- */
+
+/* key=value of SwitchParameters, else of SlurmctldParameters, as the
+ * plugin reads them (slurm/switch_lua/call.c) */
+static bool switch_param(const char *key, char *val, size_t size)
+{
+	static const char *const lists[] = { "SwitchParameters",
+					     "SlurmctldParameters" };
+	char list[1024];
+	size_t kl = strlen(key), i;
+
+	for (i = 0; i < 2; i++) {
+		const char *p;
+
+		if (!doctor_slurm_get(lists[i], list, sizeof(list)))
+			continue;
+		for (p = list; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+			if (!strncmp(p, key, kl) && p[kl] == '=') {
+				snprintf(val, size, "%.*s", (int)strcspn(p + kl + 1, ","),
+					 p + kl + 1);
+				return true;
+			}
+	}
+	return false;
+}
+
+/*
+ * With SwitchType=switch/lua: the script every slurmstepd of this node
+ * will run, and, on a configless node (slurm.conf in slurmd's
+ * conf-cache: slurmd fetched it), the two files slurmd does not fetch.
+ */
+void doctor_check_switch_script(doctor_t *d)
+{
+	char v[256], script[PATH_MAX + 16], real[PATH_MAX], *text = NULL;
+	const char *cache = "slurmd fetches only Slurm's own files into its "
+			    "conf-cache on a configless node";
+	bool configless, missing = false;
+	cbb_err_t err;
+	size_t len;
+
+	if (!d->slurm_dir[0] || !doctor_slurm_get("SwitchType", v, sizeof(v)) ||
+	    strcmp(v, "switch/lua"))
+		return;
+	configless = realpath(d->slurm_dir, real) &&
+		     strlen(real) >= 11 && !strcmp(real + strlen(real) - 11,
+						   "/conf-cache");
+	if (configless)
+		doctor_say(&d->rep, RES_OK, "configless", "%s is slurmd's copy of "
+		    "the controller's (%s)", d->slurm_conf, real);
+	if (!switch_param("switch_lua_script", script, sizeof(script)))
+		snprintf(script, sizeof(script), "%s/switch.lua", d->slurm_dir);
+	cbb_err_clear(&err);
+	if (cbb_read_file(script, 65536, &text, &len, &missing, &err) < 0 ||
+	    missing) {
+		doctor_say(&d->rep, RES_FAIL, "switch.lua", "%s: %s: every step of "
+		    "a --network job on this node runs without its session%s%s%s",
+		    script, missing ? "missing" : err.msg,
+		    configless ? "; " : "", configless ? cache : "",
+		    configless ? ": install switch.lua on this node and set "
+		    "SwitchParameters=switch_lua_script=/etc/slurm/switch.lua" :
+		    ": install it there (make install-switch-plugin, the RPM)");
+	} else {
+		doctor_say(&d->rep, RES_OK, "switch.lua", "%s%s", script,
+		    !strcmp(text, SHIM) || !strcmp(text, SHIM "\n") ?
+		    " is the one line " SHIM : ": a script of the site's own");
+	}
+	free(text);
+	/* conduit_bb.conf found beside a fetched slurm.conf: not fetched */
+	if (configless && (!getenv("CONDUIT_BB_CONF") ||
+			   !getenv("CONDUIT_BB_CONF")[0]) &&
+	    access(d->conf_path, F_OK) < 0)
+		doctor_say(&d->rep, RES_FAIL, "configless", "%s: missing: %s; "
+		    "install conduit_bb.conf on this node and set CONDUIT_BB_CONF "
+		    "in slurmd's environment (systemd: Environment=CONDUIT_BB_CONF=/etc/slurm/conduit_bb.conf)",
+		    d->conf_path, cache);
+}

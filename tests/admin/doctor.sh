@@ -26,6 +26,11 @@
 #                 its line, and the other checks still run
 #   switch        the switch half: a real test controller answering (ok),
 #                 then SessionKeyFile mode 0644 and the controller stopped
+#   configless    SwitchType=switch/lua: switch.lua beside slurm.conf (ok);
+#                 then slurm.conf in a configless node's conf-cache,
+#                 without switch.lua and conduit_bb.conf: FAIL each, saying
+#                 slurmd does not fetch them; then both installed on the
+#                 node and named (switch_lua_script=, CONDUIT_BB_CONF): ok
 #   programs      squeue missing, scontrol that SlurmUser may not run (mode
 #                 0700, root's), squeue that never answers: FAIL each
 #   audit-log     AuditLog as the hooks open it, as SlurmUser: ok; owned by
@@ -324,6 +329,33 @@ config-errors)
 	[ "$(grep -c '^FAIL  config: ' "$t/out")" -eq 2 ] || fail "not two config errors"
 	only_failure config
 	expect ok "server: 127.0.0.1:$port answered"
+	;;
+configless)
+	echo 'SwitchType=switch/lua' >> "$t/etc/slurm.conf"
+	printf 'require("conduit_bb")\n' > "$t/etc/switch.lua"
+	doctor
+	exits 0
+	expect ok "switch.lua: $t/etc/switch.lua is the one line require(\"conduit_bb\")"
+	grep -q 'configless' "$t/out" && fail "a node with its own slurm.conf called configless"
+	# slurmd's copy, fetched from slurmctld: Slurm's own files only
+	cache=$t/spool/conf-cache
+	mkdir -p "$cache"
+	cp "$t/etc/slurm.conf" "$t/etc/burst_buffer.lua" "$t/etc/burst_buffer.conf" "$cache/"
+	chmod -R a+rX "$t/spool"
+	SLURM_CONF=$cache/slurm.conf CONDUIT_BB_CONF= "$CBB" doctor --module "$module" >"$t/out" 2>&1
+	rc=$?
+	exits 1
+	expect ok "configless: $cache/slurm.conf is slurmd's copy of the controller's"
+	expect FAIL "switch.lua: $cache/switch.lua: missing: every step of a --network job on this node runs without its session; slurmd fetches only Slurm's own files into its conf-cache on a configless node: install switch.lua on this node and set SwitchParameters=switch_lua_script=/etc/slurm/switch.lua"
+	expect FAIL "configless: $cache/conduit_bb.conf: missing: slurmd fetches only Slurm's own files"
+	# installed on the node, and named where slurmd's steps will look
+	echo "SwitchParameters=switch_lua_script=$t/etc/switch.lua" >> "$cache/slurm.conf"
+	SLURM_CONF=$cache/slurm.conf CONDUIT_BB_CONF=$t/etc/conduit_bb.conf "$CBB" doctor \
+		--module "$module" >"$t/out" 2>&1
+	rc=$?
+	exits 0
+	expect ok "switch.lua: $t/etc/switch.lua is the one line"
+	grep -q '^FAIL ' "$t/out" && fail "a FAIL with both files installed"
 	;;
 switch)
 	sh "$here/tests/switch/controller-ctl.sh" start "$t/controller" >/dev/null || exit 1

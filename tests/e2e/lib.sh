@@ -92,7 +92,7 @@ case $PROFILE in
 	SLURM_CONFIGURE=--enable-multiple-slurmd
 	SWITCH_PLUGIN=1
 	DEFAULT_PORTS="7817 7818 25600"
-	DEFAULT_PARTS="switch switch_format switch_seal" ;;
+	DEFAULT_PARTS="switch switch_format switch_seal switch_load" ;;
 25.05-lua5.3)
 	from_source trixie-2505 25.05.8 5.3 "$VENDOR/slurm-25.05.8.tar.xz"
 	DEFAULT_PARTS=$VERSION_PARTS ;;

@@ -56,6 +56,9 @@ JOB
 # ---- the plugin -------------------------------------------------------------
 expect "switch_lua.so exports exactly init, fini, plugin_name/type/version/id and the 22 switch_p_* of 26.05's op table" \
 	plugin_exports "$R/usr/lib/x86_64-linux-gnu/slurm/switch_lua.so"
+expect "the plugin's objects, and the helper's, call one way: no circle among their files" \
+	sh "$HERE/tests/cycle-check.sh" "switch_lua=$R$E2E_SRC/build/switch_lua" \
+		"switch-lua-run=$R$E2E_SRC/build/switch_lua-helper"
 expect "slurmctld loaded switch/lua and asked switch.lua's two once-hooks" \
 	ctld_log "switch/lua: /etc/slurm/switch.lua loaded: block_job_complete=yes setup_special_steps=no"
 expect "both slurmd loaded the plugin inert (no error naming switch/lua)" slurmd_quiet

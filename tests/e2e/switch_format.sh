@@ -1,10 +1,11 @@
 # switch_format.sh - (sourced by run.sh after switch.sh, profile
-# 26.05-switch) an upgrade or a rollback that changes the plugin's
+# 26.05-switch) an upgrade and a rollback that change the plugin's
 # jobinfo format, with a --network job running: slurmctld restarted with a
-# build whose format is 9 loads the job state (the job's jobinfo declined,
-# logged), and restarted again with the suite's build (the rollback) runs
-# the job to its end.  Before, an unreadable jobinfo failed the job record
-# and slurmctld's start (fatal in load_all_job_state).
+# build whose format is 9 reads the job's format-1 jobinfo (a build reads
+# every format up to its own), and restarted again with the suite's build
+# (the rollback), which cannot read format 9, declines it with one log
+# line and runs the job to its end.  Before, an unreadable jobinfo failed
+# the job record and slurmctld's start (fatal in load_all_job_state).
 FMT_TREE=/usr/src/slurm-$SLURM_SOURCE
 FMT_PLUGIN=$(in_root sh -c 'ls -d /usr/lib/*/slurm/switch_lua.so /usr/lib*/slurm/switch_lua.so 2>/dev/null | head -n 1')
 expect "format change: a switch/lua build that packs its jobinfo as format 9 builds" \
@@ -30,11 +31,14 @@ expect "... slurmctld with the format-9 build starts and answers" \
 	wait_for 60 sh -c "chroot $R scontrol ping 2>/dev/null | grep -q 'is UP'"
 expect "... the job is kept, still running" wait_for 30 sh -c \
 	"chroot $R squeue -h -t all -j $JF -o %T | grep -Eq 'RUNNING|COMPLETING|COMPLETED'"
-expect "... its jobinfo declined with one log line" \
-	wait_for 30 ctld_log "jobinfo (format 1, this build reads 9) declined"
-# back to the suite's build: a rollback across the same job
+expect "... its jobinfo read: the newer build reads the older format (no decline logged)" \
+	sh -c "! grep -q 'jobinfo (format' '$R/var/log/slurm/slurmctld.log'"
+# back to the suite's build: a rollback across the same job (the
+# format-9 build saved the job state as it stopped: format 9)
 cp "$R/tmp/switch_lua.so.suite" "$R$FMT_PLUGIN"
 sh "$E2E/cluster.sh" restart-slurmctld
+expect "... the rollback cannot read format 9: the jobinfo is declined with one log line" \
+	wait_for 30 ctld_log "jobinfo (format 9, this build reads 1 to 1) declined"
 expect "... and back to the suite's build: slurmctld starts, the job completes" \
 	wait_for 120 state_is "$JF" COMPLETED
 expect "... once: never requeued" [ "$(restarts_of "$JF")" = 0 ]

@@ -1,7 +1,8 @@
 /*
  * test_runner.c - the switch/lua plugin's helper (switch-lua-run,
  * slurm/switch_lua/helper.c) driven through the plugin's own runner
- * (spawn.c) and wire format (wire.c), without Slurm: a fresh Lua state
+ * (run.c, over a stand-in for Slurm's run_command: run_command_shim.c)
+ * and wire format (wire.c), without Slurm: a fresh Lua state
  * per call, the contract's return conventions, stdin/stdout/stderr on
  * /dev/null, the timeout killing the whole process group, the group
  * killed again after a normal exit, and conduit_bb.so loaded through
@@ -18,15 +19,20 @@
 #include <unistd.h>
 
 #include "../../slurm/switch_lua/frame.h"
-#include "../../slurm/switch_lua/spawn.h"
+#include "../../slurm/switch_lua/run.h"
 #include "../../slurm/switch_lua/wire.h"
 
 static const char *helper, *module_dir;
 static char logs[16384];
+static char last_log[512];   /* the last log line, whatever logs kept */
+static size_t log_bytes;     /* of every log line since the call began */
 
 static void log_fn(const void *ctx __attribute__((unused)), char level, const char *msg, size_t len)
 {
 	size_t n = strlen(logs);
+
+	snprintf(last_log, sizeof(last_log), "%c:%.*s", level, (int)len, msg);
+	log_bytes += len;
 
 	snprintf(logs + n, sizeof(logs) - n, "%c:%.*s\n", level, (int)len, msg);
 }
@@ -59,6 +65,8 @@ static void call(const char *hook, const char *script, const char *mode,
 
 	memset(r, 0, sizeof(*r));
 	logs[0] = '\0';
+	last_log[0] = '\0';
+	log_bytes = 0;
 	swl_out_init(&o);
 	swl_open(&o);
 	swl_kv_str(&o, "hook", hook);
@@ -89,7 +97,7 @@ static void call(const char *hook, const char *script, const char *mode,
 	swl_close(&o);
 	swl_close(&o);
 	assert_false(o.bad);
-	swl_run(helper, o.data, o.len, timeout_ms, log_fn, NULL, &r->run);
+	swl_run(helper, hook, o.data, o.len, timeout_ms, log_fn, NULL, &r->run);
 	swl_out_free(&o);
 	r->ms = now_ms() - t0;
 	if (r->run.status != SWL_RUN_ANSWERED)
@@ -337,6 +345,46 @@ static void test_exit_kills_group(void **state __attribute__((unused)))
 	unlink(pidfile);
 }
 
+/* a flood of log lines is cut at SWL_LOG_MAX; the answer survives */
+static void test_log_flood(void **state __attribute__((unused)))
+{
+	result_t r;
+
+	call("job_start", HOOKS, "flood", NULL, NULL, 0, 20000, &r);
+	assert_int_equal(r.run.status, SWL_RUN_ANSWERED);
+	assert_string_equal(r.status, "ok");
+	assert_non_null(strstr(last_log, "the rest left out"));
+	assert_true(log_bytes <= SWL_LOG_MAX + SWL_LOG_LINE_MAX);
+	assert_true(log_bytes > SWL_LOG_MAX / 2);
+	swl_run_free(&r.run);
+}
+
+/* finalizers that hang after the answer cannot take it back */
+static void test_gc_hang(void **state __attribute__((unused)))
+{
+	result_t r;
+	swl_val_t v;
+
+	call("job_start", HOOKS, "gc_hang", NULL, NULL, 0, 3000, &r);
+	assert_int_equal(r.run.status, SWL_RUN_ANSWERED);
+	assert_true(r.ms < 2500);
+	assert_true(swl_field(&r.value, "kept", &v) && v.tag == 't');
+	swl_run_free(&r.run);
+}
+
+/* slurm.log(level, msg) and slurm.error(msg), as Slurm's own table has */
+static void test_slurm_log(void **state __attribute__((unused)))
+{
+	result_t r;
+
+	call("job_start", HOOKS, "slurm_log", NULL, NULL, 0, 5000, &r);
+	assert_string_equal(r.status, "ok");
+	assert_non_null(strstr(logs, "i:level zero\n"));
+	assert_non_null(strstr(logs, "d:level two\n"));
+	assert_non_null(strstr(logs, "e:an error\n"));
+	swl_run_free(&r.run);
+}
+
 static void test_step_env(void **state __attribute__((unused)))
 {
 	result_t r;
@@ -358,7 +406,7 @@ static void test_no_such_helper(void **state __attribute__((unused)))
 {
 	swl_run_t run;
 
-	swl_run("/nonexistent/switch-lua-run", (const unsigned char *)"n", 1,
+	swl_run("/nonexistent/switch-lua-run", "job_start", (const unsigned char *)"n", 1,
 		1000, log_fn, NULL, &run);
 	assert_int_equal(run.status, SWL_RUN_NOSTART);
 	assert_non_null(strstr(run.why, "/nonexistent/switch-lua-run"));
@@ -455,6 +503,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_to_json),
 		cmocka_unit_test(test_timeout_kills_group),
 		cmocka_unit_test(test_exit_kills_group),
+		cmocka_unit_test(test_log_flood),
+		cmocka_unit_test(test_gc_hang),
+		cmocka_unit_test(test_slurm_log),
 		cmocka_unit_test(test_step_env),
 		cmocka_unit_test(test_no_such_helper),
 		cmocka_unit_test(test_conduit_bb),

@@ -49,6 +49,22 @@ function slurm_switch_job_start(job)
 	elseif m == "json" then
 		slurm.log_info("%s", slurm.to_json({ b = { 1, 2, "three" }, a = "q\"uote", c = true, n = 1.5 }))
 		return slurm.SUCCESS, nil
+	elseif m == "flood" then
+		-- far more log lines than the plugin keeps: the answer still comes
+		for i = 1, 100000 do slurm.log_info("line %d %s", i, string.rep("y", 100)) end
+		return slurm.SUCCESS, { flooded = true }
+	elseif m == "gc_hang" then
+		-- a finalizer that would hang the helper at lua_close: the answer
+		-- is written first and the helper ends without closing the state
+		-- (kept in globals: only lua_close would collect them)
+		hang_on_close = setmetatable({}, { __gc = function() while true do end end })
+		sleep_on_close = setmetatable({}, { __gc = function() os.execute("sleep 300") end })
+		return slurm.SUCCESS, { kept = true }
+	elseif m == "slurm_log" then
+		slurm.log(0, "level zero")
+		slurm.log(2, "level two")
+		slurm.error("an error")
+		return slurm.SUCCESS, nil
 	elseif m == "fresh" then
 		return slurm.SUCCESS, { calls = calls, cluster = slurm.CLUSTER_NAME, eagain = slurm.EAGAIN }
 	end
