@@ -73,11 +73,11 @@ BB_LANG  := bb/lang/words bb/lang/script bb/lang/symbols bb/lang/directive bb/la
             bb/lang/directive_json
 BB_NAMES := bb/names/key
 BB_WIRE  := bb/wire/conduit bb/wire/conduit_reply
-BB_STATE := bb/state/job bb/state/dir bb/state/shared bb/state/forget
+BB_STATE := bb/state/job bb/state/dir bb/state/shared bb/state/forget bb/state/poll
 BB_SCHED := bb/sched/jobstate bb/sched/outcome bb/sched/audit
 BB_ENGINE := bb/engine/job bb/engine/pick bb/engine/facts bb/engine/decision bb/engine/decide bb/engine/requeue \
           bb/engine/act bb/engine/stage bb/engine/when bb/engine/teardown bb/engine/validate \
-          bb/engine/sweep bb/engine/array bb/engine/bbstat bb/engine/account
+          bb/engine/sweep bb/engine/array bb/engine/bbstat bb/engine/account bb/engine/share
 BB     := $(BB_LANG) $(BB_NAMES) $(BB_WIRE) $(BB_STATE) $(BB_SCHED) $(BB_ENGINE)
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/hooks/call bb/hooks/submit bb/hooks/staging bb/hooks/report \

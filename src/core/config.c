@@ -20,6 +20,7 @@
 #define DEFAULT_DOWN_GRACE_S 300
 #define DEFAULT_OUT_DOWN_GRACE_S 3600
 #define DEFAULT_START_VISIBLE_GRACE_S 60
+#define DEFAULT_POLL_SHARE_S 10
 #define DEFAULT_MAX_REPLY_BYTES (16u << 20)
 
 const char *cbb_conf_squeue(const cbb_config_t *c, char *buf, size_t size)
@@ -71,6 +72,7 @@ static const struct {
 	{ "MaxDirectives", 1, 1000 },
 	{ "MaxSourceBytes", 1, 1 << 20 },
 	{ "StartVisibleGrace", 1, 86400 },
+	{ "PollShare", 0, 300 },
 	{ "MaxReplyBytes", 65536, 1u << 30 },
 };
 
@@ -108,6 +110,7 @@ static const key_t_ keys[] = {
 	{ "ServerDownGrace", cbb_set_grace, OFF(down_grace_s), "300" },
 	{ "StageOutDownGrace", cbb_set_grace, OFF(out_down_grace_s), "3600" },
 	{ "StartVisibleGrace", NULL, OFF(start_visible_grace_s), "60" },
+	{ "PollShare", NULL, OFF(poll_share_s), "10" },
 	{ "MaxReplyBytes", NULL, OFF(max_reply_bytes), "16777216" },
 	{ "TLSGroups", cbb_set_tls_groups, OFF(tls_groups), CBB_TLS_GROUPS },
 	{ "TLSResume", cbb_set_bool, OFF(tls_resume), "yes" },
@@ -148,6 +151,7 @@ void cbb_config_defaults(cbb_config_t *c)
 	c->down_grace_s = DEFAULT_DOWN_GRACE_S;
 	c->out_down_grace_s = DEFAULT_OUT_DOWN_GRACE_S;
 	c->start_visible_grace_s = DEFAULT_START_VISIBLE_GRACE_S;
+	c->poll_share_s = DEFAULT_POLL_SHARE_S;
 	c->max_reply_bytes = DEFAULT_MAX_REPLY_BYTES;
 	c->tls_resume = true;
 	strcpy(c->switch_prefix, "conduit");

@@ -66,6 +66,7 @@ typedef struct {
 	unsigned down_grace_s;      /* ServerDownGrace: stage-in polls */
 	unsigned out_down_grace_s;  /* StageOutDownGrace: stage-out polls */
 	unsigned start_visible_grace_s; /* StartVisibleGrace */
+	unsigned poll_share_s;      /* PollShare: 0 off */
 	unsigned max_reply_bytes;   /* MaxReplyBytes */
 	char *tls_groups;    /* TLSGroups; NULL: CBB_TLS_GROUPS */
 	bool tls_resume;     /* TLSResume: sessions saved in StateDir */

@@ -93,6 +93,21 @@ int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, unsigned budget_ms,
 	return 0;
 }
 
+int cbb_grpc_open_lazy(cbb_grpc_t *g, const cbb_config_t *cfg,
+		       unsigned budget_ms, cbb_err_t *err)
+{
+	memset(g, 0, sizeof(*g));
+	g->cfg = cfg;
+	g->budget_ms = budget_ms ? budget_ms : cfg->request_timeout_ms;
+	g->t0_ms = cbb_grpc_now_ms();
+	g->end_ms = g->t0_ms + g->budget_ms;
+	if (!cfg->server_host)
+		return cbb_err(err, "conduit: ConduitServer is not set in "
+			       "conduit_bb.conf");
+	g->lazy = true;
+	return 0;
+}
+
 void cbb_grpc_close(cbb_grpc_t *g)
 {
 	if (g->multi)

@@ -73,6 +73,9 @@ typedef struct {
 	unsigned calls;     /* RPCs attempted, retries included */
 	unsigned connects;  /* new connections opened */
 	cbb_tls_resume_t resume; /* TLS session resumption (tls.h) */
+	bool lazy;          /* opened by cbb_grpc_open_lazy: libcurl is
+			       loaded, and the connection made, by the
+			       first call */
 } cbb_grpc_t;
 
 struct cbb_rpc {
@@ -116,6 +119,14 @@ struct cbb_rpc {
  */
 int cbb_grpc_open(cbb_grpc_t *g, const cbb_config_t *cfg, unsigned budget_ms,
 		  cbb_err_t *err);
+/*
+ * The same, but nothing is loaded until the first call (cbb_grpc_run
+ * opens it then, with what is left of the budget): a hook that decides
+ * without the server (a poll from the shared reply) never maps libcurl
+ * or OpenSSL.  Fails at once only when ConduitServer is not set.
+ */
+int cbb_grpc_open_lazy(cbb_grpc_t *g, const cbb_config_t *cfg,
+		       unsigned budget_ms, cbb_err_t *err);
 void cbb_grpc_close(cbb_grpc_t *g);
 
 /* Milliseconds left of the budget (0 when spent), and spent so far. */

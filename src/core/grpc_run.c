@@ -112,6 +112,31 @@ size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n)
 
 	if (n == 0)
 		return 0;
+	if (!g->multi) {
+		/* opened lazily (cbb_grpc_open_lazy): now, with what is left
+		 * of the hook's budget */
+		unsigned left = cbb_grpc_left_ms(g);
+		cbb_err_t err;
+
+		cbb_err_clear(&err);
+		if (!g->lazy || !g->cfg ||
+		    cbb_grpc_open(g, g->cfg, left ? left : 1, &err) < 0) {
+			/* (a problem of ours, libcurl that will not load:
+			 * refused, as a TLS setup of ours that fails is,
+			 * never an outage to wait out) */
+			for (i = 0; i < n; i++) {
+				cbb_rpc_reset(calls[i]);
+				calls[i]->sent = true;
+				calls[i]->transport = false;
+				calls[i]->status = CBB_GRPC_FAILED_PRECONDITION;
+				snprintf(calls[i]->message,
+					 sizeof(calls[i]->message), "%s",
+					 err.msg[0] ? err.msg :
+					 "conduit: no connection opened");
+			}
+			return n;
+		}
+	}
 	failed = run_once(g, calls, n, false);
 	if (!failed || cbb_grpc_left_ms(g) == 0)
 		return failed;

@@ -41,6 +41,7 @@ static const char *work, *server_dir, *squeue_log;
 static long submitted; /* every job's submit time: when the bench began */
 static int exec_mode;
 static const char *conf_b; /* CBB_CONF_B: module B's conduit_bb.conf */
+static const char *conf_round; /* the shared-poll round's conduit_bb.conf */
 static char self[4096];
 
 typedef struct {
@@ -190,6 +191,8 @@ static run_t run(const call_t *c)
 	if (pid == 0) {
 		if (conf_b && c->mod_dir == mods[1])
 			setenv("CONDUIT_BB_CONF", conf_b, 1);
+		if (conf_round)
+			setenv("CONDUIT_BB_CONF", conf_round, 1);
 		if (exec_mode) {
 			char jid[32], ws[8], sub[32];
 
@@ -279,6 +282,135 @@ static void measure(const char *label, const char *hook, long job_id[2],
 	fflush(stdout);
 }
 
+static void write_script(const char *path, int n);
+
+static long count_in(const char *path, const char *what)
+{
+	FILE *f = fopen(path, "r");
+	char line[8192];
+	long n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* conduit_bb.conf with one more line, for the round's child processes */
+static const char *conf_with(const char *line, const char *name)
+{
+	static char paths[2][1100];
+	static int k;
+	const char *base = getenv("CONDUIT_BB_CONF");
+	char *path = paths[k++ % 2], buf[4096];
+	FILE *in = base ? fopen(base, "r") : NULL, *out;
+	size_t n;
+
+	snprintf(path, sizeof(paths[0]), "%s/conduit_bb-%s.conf", work, name);
+	out = fopen(path, "w");
+	if (!in || !out) {
+		perror(path);
+		exit(1);
+	}
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		fwrite(buf, 1, n, out);
+	fprintf(out, "%s\n", line);
+	fclose(in);
+	fclose(out);
+	return path;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Shared polls (docs/performance.md): `jobs` staging jobs of one user, 50
+ * directives each, their transfers held running; after a warm-up (until a
+ * round of polls starts nothing more), one round of polls, one per job,
+ * with PollShare=0 and with PollShare=10.  Prints each round's CPU per
+ * poll and its Queries; cpu0, cpu_net and cpu_shared return the means the
+ * model needs: a poll without sharing, the round's first (the Query for
+ * all) and the others.
+ */
+static void round_of(int jobs, long first_id, double *cpu0, double *cpu_net,
+		     double *cpu_shared)
+{
+	char script[1024], rpclog[1100], statefiles[1200];
+	const char *off = conf_with("PollShare=0", "share-off");
+	const char *on = conf_with("PollShare=10", "share-on");
+	double cpu[256];
+	int k, w, pass;
+
+	snprintf(script, sizeof(script), "%s/round-50.sh", work);
+	write_script(script, 50);
+	snprintf(rpclog, sizeof(rpclog), "%s/rpc.log", server_dir);
+	faults("{\"step_ms\": 1, \"delay_ms\": {\"DATA_TRANSFERRING\": 3600000}}");
+	conf_round = off;
+	for (k = 0; k < jobs; k++) {
+		call_t cl = { "slurm_bb_data_in", mods[0], first_id + k, script, 1 };
+
+		run(&cl);
+	}
+	/* warm-up: until a round starts and validates nothing more */
+	for (w = 0; w < 20; w++) {
+		long before = count_in(rpclog, "Transfer\"");
+
+		for (k = 0; k < jobs; k++) {
+			call_t cl = { "slurm_bb_test_data_in", mods[0],
+				      first_id + k, script, 1 };
+
+			run(&cl);
+		}
+		if (count_in(rpclog, "Transfer\"") == before)
+			break;
+	}
+	sleep(2); /* past the second of the last start */
+	for (pass = 0; pass < 2; pass++) {
+		long q0 = count_in(rpclog, "\"method\": \"Query\"");
+		double sum = 0, sumw = 0, sorted[256];
+		int bad = 0;
+
+		conf_round = pass ? on : off;
+		/* (no reply saved from before: the round's first poll asks) */
+		snprintf(statefiles, sizeof(statefiles), "rm -f %s/../state/*.poll",
+			 work);
+		if (system(statefiles) != 0)
+			bad++;
+		for (k = 0; k < jobs; k++) {
+			call_t cl = { "slurm_bb_test_data_in", mods[0],
+				      first_id + k, script, 1 };
+			run_t r = run(&cl);
+
+			bad += r.status != 10;
+			cpu[k] = r.cpu;
+			sum += r.cpu;
+			sumw += r.wall;
+		}
+		memcpy(sorted, cpu, (size_t)jobs * sizeof(double));
+		qsort(sorted, (size_t)jobs, sizeof(double), by_value);
+		printf("| %d × 50 | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %ld |%s\n",
+		       jobs, pass ? "10" : "0 (off)", sum / jobs,
+		       sorted[jobs / 2], cpu[0], jobs > 1 ?
+		       (sum - cpu[0]) / (jobs - 1) : 0.0, sumw / jobs,
+		       count_in(rpclog, "\"method\": \"Query\"") - q0,
+		       bad ? " (some polls did not answer BUSY)" : "");
+		if (!pass)
+			*cpu0 = sum / jobs;
+		else {
+			*cpu_net = cpu[0];
+			*cpu_shared = jobs > 1 ? (sum - cpu[0]) / (jobs - 1) : 0;
+		}
+	}
+	conf_round = NULL;
+	faults("{\"step_ms\": 1}");
+}
+
 static void write_script(const char *path, int n)
 {
 	if (hh_write_script(path, work, n) < 0) {
@@ -331,7 +463,9 @@ int main(int argc, char **argv)
 	printf("| N, hook | wall | CPU |%s squeue runs per call |\n",
 	       nmods == 2 ? " B wall | B CPU | A/B wall | A/B CPU |" : "");
 	printf("|---|---|---|%s---|\n", nmods == 2 ? "---|---|---|---|" : "");
-	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+	/* (CBB_BENCH_ROUND_ONLY: the shared-poll round alone) */
+	for (s = getenv("CBB_BENCH_ROUND_ONLY") ? sizeof(sizes) / sizeof(sizes[0]) : 0;
+	     s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		int n = sizes[s], r = n >= 500 ? (reps + 1) / 2 : reps, i;
 		long job[2], none[2];
 		char script[1024], label[64];
@@ -388,6 +522,29 @@ int main(int argc, char **argv)
 				usleep(100000);
 			}
 		}
+	}
+	if (nmods == 1 && !getenv("CBB_BENCH_NO_ROUND")) {
+		double c0 = 0, cn = 0, cs = 0, m0, m1;
+
+		printf("\n### Shared polls: one round of polls of one user's "
+		       "staging jobs (%s)\n\n", exec_mode ? "fork+exec" : "fork");
+		printf("Each poll a new process, all within the window; CPU in ms "
+		       "(first: the round's first poll, which asks for all; rest: "
+		       "the mean of the others).\n\n");
+		printf("| jobs × directives | PollShare | mean CPU | median CPU | "
+		       "first CPU | rest CPU | mean wall | Queries |\n");
+		printf("|---|---|---|---|---|---|---|---|\n");
+		round_of(20, base + 3000000, &c0, &cn, &cs);
+		round_of(50, base + 3001000, &c0, &cn, &cs);
+		/* 1000 staging jobs of 20 users (50 each), PollInterval=15 s:
+		 * 66.7 polls a second; with sharing each user's pass is one
+		 * Query for 50 jobs and 49 polls from the saved reply */
+		m0 = 1000.0 / 15 * c0 / 1000;
+		m1 = 20.0 / 15 * (cn + 49 * cs) / 1000;
+		printf("\nModel, 1000 staging jobs of 20 users, PollInterval=15 s "
+		       "(from the 50-job round): PollShare=0: %.2f CPU-s per s, "
+		       "%d Queries a minute; PollShare=10: %.2f CPU-s per s, %d "
+		       "Queries a minute.\n", m0, 4000, m1, 80);
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "facts.h"
 #include "pick.h"
+#include "share.h"
 #include "stage.h"
 
 /* A transfer of the current attempt created this long before the
@@ -33,6 +34,8 @@ static void query(cbb_job_ctx_t *j, cbb_facts_t *f)
 	size_t i, o = 0;
 
 	cbb_err_clear(&f->query_err);
+	if (cbb_share_query(j, f))
+		return;
 	if (!j->array_job_id) {
 		cbb_key_job_regex(rx, sizeof(rx), j->cluster, j->job_id, -1);
 		f->answer = cbb_conduit_query(j->g, j->user, rx, &f->have,

@@ -21,6 +21,7 @@
 #include "key.h"
 #include "statefile.h"
 #include "bbstat.h"
+#include "share.h"
 
 #define CBB_STATUS_TIMEOUT_MS 5000   /* get_status blocks slurmctld */
 
@@ -105,6 +106,12 @@ static int l_get_status(lua_State *L)
 	else
 		cbb_key_job_regex(rx, sizeof(rx), c->base.cluster,
 				  (uint32_t)job_id, -1);
+	/* a poll's reply of a moment ago answers as well as the server
+	 * (not for an array task: its Query is its own, share.c) */
+	if (!array && cbb_share_status(&c->sd, &c->base.cfg, c->base.cluster,
+				       (uint32_t)strtoul(user, NULL, 10), user,
+				       (uint32_t)job_id, &c->transfers))
+		goto render;
 	/* bbstat holds slurmctld's burst-buffer lock: one short budget */
 	rc = cbb_grpc_open(&c->grpc, &c->base.cfg,
 			   c->base.cfg.request_timeout_ms < CBB_STATUS_TIMEOUT_MS ?
@@ -116,6 +123,7 @@ static int l_get_status(lua_State *L)
 	    cbb_conduit_query(&c->grpc, user, rx, &c->transfers, &err) !=
 		    CBB_ANSWER_OK)
 		goto fail;
+render:
 	/* a StateDir problem only costs the skipped rows */
 	if (cbb_skips_peek(&c->sd, (uint32_t)job_id, &skips, &err) < 0) {
 		skips.v = NULL;

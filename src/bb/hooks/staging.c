@@ -109,7 +109,9 @@ static int stage_prepare(lua_State *L, cbb_bbcall_t *c, cbb_job_ctx_t *j,
 	if (cbb_parse_script(c->script, c->script_len, &o, &c->plan, err) < 0)
 		return -1;
 	user_lines(c, cbb_lua_str(L, 2), &o);
-	if (cbb_grpc_open(&c->grpc, &c->base.cfg, 0, err) < 0)
+	/* (libcurl and the connection come with the first RPC: a poll
+	 * decided from the shared reply needs neither) */
+	if (cbb_grpc_open_lazy(&c->grpc, &c->base.cfg, 0, err) < 0)
 		return -1;
 	cbb_bbcall_job_ctx(c, j, &c->grpc, c->job.job_id, (uint32_t)uid);
 	job_ctx_from_info(c, j);

@@ -18,6 +18,9 @@
  *                            it starts nothing; swept after a day
  *   <cluster>.<job>.lock     the job's own lock (moving an earlier
  *                            attempt's output aside), held a moment
+ *   <cluster>.u<uid>.poll    one user's shared poll reply: the last
+ *                            Query for all of that user's staging jobs
+ *                            (engine/share.c); swept after an hour
  *   sweep                    when the last sweep for other jobs'
  *                            orphaned stage-ins ran (its mtime), and
  *                            its lock (stage.h, cbb_stage_sweep)
@@ -290,6 +293,7 @@ typedef enum {
 	CBB_SDK_OVER,
 	CBB_SDK_SHARED,
 	CBB_SDK_SHARED_LOCK,
+	CBB_SDK_POLL,          /* named by a user (u<uid>), not a job */
 	CBB_SDK_N
 } cbb_sd_kind_t;
 
@@ -301,6 +305,40 @@ typedef struct {
 
 extern const cbb_sd_kind_info_t cbb_sd_kinds[CBB_SDK_N];
 #define CBB_SF(k) (cbb_sd_kinds[CBB_SDK_##k].suffix)
+
+/*
+ * One user's shared poll reply (<cluster>.u<uid>.poll, poll.c): the
+ * Query that answered for every staging job of the user StateDir knew,
+ * sent at sent_ms (wall clock), to `server` as `user`, cut into one part
+ * per job (each a Query reply of its own).  Written whole, then renamed
+ * (cbb_share_write: jobs, parts and part_len, njobs of each); read for
+ * one job (cbb_share_read: `covered`, and that job's part in reply),
+ * only when this process's user wrote it (mode 0600).  0, or -1 when
+ * there is none that can be trusted (then *out is empty).
+ */
+#define CBB_SHARE_MAX ((size_t)16 << 20)
+typedef struct {
+	char server[300];     /* host:port */
+	char user[16];
+	int64_t sent_ms;
+	uint32_t asker;       /* the job whose poll asked */
+	/* writing */
+	uint32_t *jobs;
+	size_t njobs;
+	unsigned char **parts;
+	size_t *part_len;
+	/* reading one job */
+	bool covered;         /* the reply covers the job */
+	unsigned char *reply; /* its part, as a Query reply of its own */
+	size_t reply_len;
+} cbb_share_t;
+int cbb_share_read(cbb_statedir_t *sd, uint32_t uid, uint32_t job_id,
+		   cbb_share_t *out);
+int cbb_share_write(cbb_statedir_t *sd, uint32_t uid, const cbb_share_t *s);
+/* Free what cbb_share_read filled in (not a writer's arrays). */
+void cbb_share_free(cbb_share_t *s);
+/* When the job's .started records last changed (ms), 0 when it has none. */
+int64_t cbb_share_started_ms(cbb_statedir_t *sd, uint32_t job_id);
 
 /* The kind of a StateDir file name by its last suffix (*base_len: the
  * length of "<cluster>.<job>"), or CBB_SDK_N for none of them. */

@@ -250,6 +250,15 @@ cbb_answer_t cbb_conduit_query(cbb_grpc_t *g, const char *user,
 			       const char *comment_regex,
 			       cbb_transfers_t *out, cbb_err_t *err)
 {
+	return cbb_conduit_query_raw(g, user, comment_regex, out, NULL, NULL,
+				     err);
+}
+
+cbb_answer_t cbb_conduit_query_raw(cbb_grpc_t *g, const char *user,
+				   const char *comment_regex,
+				   cbb_transfers_t *out, uint8_t **raw,
+				   size_t *raw_len, cbb_err_t *err)
+{
 	Conduitapi__QueryOptions q = CONDUITAPI__QUERY_OPTIONS__INIT;
 	Conduitapi__QueryOptions__QueryMapEntry e =
 		CONDUITAPI__QUERY_OPTIONS__QUERY_MAP_ENTRY__INIT;
@@ -290,8 +299,29 @@ cbb_answer_t cbb_conduit_query(cbb_grpc_t *g, const char *user,
 		cbb_err(err, "%s", b.calls[0].message);
 	else if (cbb_conduit_decode_multi(&b.calls[0], out, err) < 0)
 		a = CBB_ANSWER_RETRY; /* a broken reply: ask again */
+	else if (raw) {
+		/* the reply as it came, for a later poll to decode again */
+		*raw = b.calls[0].resp;
+		*raw_len = b.calls[0].resp_len;
+		b.calls[0].resp = NULL;
+		b.calls[0].resp_len = 0;
+	}
 	batch_free(&b);
 	return a;
+}
+
+int cbb_conduit_decode_query(const uint8_t *reply, size_t len,
+			     cbb_transfers_t *out, cbb_err_t *err)
+{
+	cbb_rpc_t c;
+
+	memset(&c, 0, sizeof(c));
+	c.method = "Query";
+	c.resp = (uint8_t *)reply;
+	c.resp_len = len;
+	out->v = NULL;
+	out->n = 0;
+	return cbb_conduit_decode_multi(&c, out, err);
 }
 
 static uint8_t *alloc_packed(size_t len)

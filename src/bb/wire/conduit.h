@@ -148,6 +148,26 @@ const char *cbb_answer_name(cbb_answer_t a);
 cbb_answer_t cbb_conduit_query(cbb_grpc_t *g, const char *user,
 			       const char *comment_regex,
 			       cbb_transfers_t *out, cbb_err_t *err);
+/*
+ * The same, and (on OK) the reply's bytes as they came in *raw (free
+ * them), so that another process can decode the same answer later
+ * (cbb_conduit_decode_query: the shared poll reply, engine/share.c).
+ */
+cbb_answer_t cbb_conduit_query_raw(cbb_grpc_t *g, const char *user,
+				   const char *comment_regex,
+				   cbb_transfers_t *out, uint8_t **raw,
+				   size_t *raw_len, cbb_err_t *err);
+int cbb_conduit_decode_query(const uint8_t *reply, size_t len,
+			     cbb_transfers_t *out, cbb_err_t *err);
+/*
+ * A Query reply cut into n replies of its own (packed again with
+ * protobuf-c), the k-th holding the transfers whose comment starts with
+ * heads[k]: each poll of a shared reply then decodes its own job's
+ * transfers only.  Free each part.
+ */
+int cbb_conduit_split_query(const uint8_t *reply, size_t len,
+			    const char *const *heads, size_t n,
+			    uint8_t **parts, size_t *part_len, cbb_err_t *err);
 
 /* A transfer to start (or validate). */
 typedef struct {

@@ -263,3 +263,60 @@ bool cbb_conduit_reply_id(const cbb_rpc_t *c, char *id, size_t size)
 		conduitapi__transfer_details__free_unpacked(d, &a);
 	return ok;
 }
+
+int cbb_conduit_split_query(const uint8_t *reply, size_t len,
+			    const char *const *heads, size_t n,
+			    uint8_t **parts, size_t *part_len, cbb_err_t *err)
+{
+	budget_t b = { 0, budget_for(len) };
+	ProtobufCAllocator a = { budget_alloc, budget_free, &b };
+	Conduitapi__MultiTransferDetails *m, sub =
+		CONDUITAPI__MULTI_TRANSFER_DETAILS__INIT;
+	Conduitapi__MultiTransferDetails__DetailsEntry **pick;
+	size_t i, k, *hl;
+	int rc = 0;
+
+	for (k = 0; k < n; k++) {
+		parts[k] = NULL;
+		part_len[k] = 0;
+	}
+	m = conduitapi__multi_transfer_details__unpack(&a, len, reply);
+	if (!m)
+		return cbb_err(err, "conduit: cannot decode the Query reply");
+	pick = calloc(m->n_details ? m->n_details : 1, sizeof(*pick));
+	hl = calloc(n ? n : 1, sizeof(*hl));
+	if (!pick || !hl) {
+		rc = cbb_err(err, "conduit: out of memory");
+		goto out;
+	}
+	for (k = 0; k < n; k++)
+		hl[k] = strlen(heads[k]);
+	/* each job's entries, packed again as a reply of their own */
+	for (k = 0; k < n && rc == 0; k++) {
+		sub.n_details = 0;
+		sub.details = pick;
+		for (i = 0; i < m->n_details; i++) {
+			const Conduitapi__TransferDetails *d = m->details[i]->value;
+
+			if (d && d->comment && !strncmp(d->comment, heads[k], hl[k]))
+				pick[sub.n_details++] = m->details[i];
+		}
+		part_len[k] = conduitapi__multi_transfer_details__get_packed_size(&sub);
+		parts[k] = malloc(part_len[k] ? part_len[k] : 1);
+		if (!parts[k]) {
+			rc = cbb_err(err, "conduit: out of memory");
+			break;
+		}
+		conduitapi__multi_transfer_details__pack(&sub, parts[k]);
+	}
+out:
+	if (rc < 0)
+		for (k = 0; k < n; k++) {
+			free(parts[k]);
+			parts[k] = NULL;
+		}
+	free(pick);
+	free(hl);
+	conduitapi__multi_transfer_details__free_unpacked(m, &a);
+	return rc;
+}
