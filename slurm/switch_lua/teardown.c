@@ -202,8 +202,12 @@ static bool teardown(task_t *t)
 		 * not drained at once */
 		unsigned n = t->seq && !not_run ? count_retry(t) : 0;
 
+		/* the task keeps the count too, so that it goes on from
+		 * where the record was when the record is gone */
 		if (!n)
 			n = ++t->tries;
+		else
+			t->tries = n;
 		if (not_run)
 			snprintf(why, sizeof(why), "%s: %.120s",
 				 swl_outcome_str(&c), c.msg);

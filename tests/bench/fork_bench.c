@@ -351,7 +351,9 @@ static void round_of(int jobs, long first_id, double *cpu0, double *cpu_net,
 	write_script(script, 50);
 	snprintf(rpclog, sizeof(rpclog), "%s/rpc.log", server_dir);
 	faults("{\"step_ms\": 1, \"delay_ms\": {\"DATA_TRANSFERRING\": 3600000}}");
-	conf_round = off;
+	/* (with sharing on: each hook marks its job as staging, as in a
+	 * cluster where every staging job is polled every PollInterval) */
+	conf_round = on;
 	for (k = 0; k < jobs; k++) {
 		call_t cl = { "slurm_bb_data_in", mods[0], first_id + k, script, 1 };
 

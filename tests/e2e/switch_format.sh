@@ -33,8 +33,13 @@ expect "... the job is kept, still running" wait_for 30 sh -c \
 	"chroot $R squeue -h -t all -j $JF -o %T | grep -Eq 'RUNNING|COMPLETING|COMPLETED'"
 expect "... its jobinfo read: the newer build reads the older format (no decline logged)" \
 	sh -c "! grep -q 'jobinfo (format' '$R/var/log/slurm/slurmctld.log'"
-# back to the suite's build: a rollback across the same job (the
-# format-9 build saved the job state as it stopped: format 9)
+# the format-9 build saves the job state (a change to the job makes it
+# save; a slurmctld that changed nothing since its start saves nothing)
+t9=$(date +%s)
+in_root scontrol update jobid="$JF" comment=format-9
+saved_after() { [ "$(stat -c %Y "$R/var/spool/slurmctld/job_state")" -gt "$1" ]; }
+expect "... and saves the job state in format 9" wait_for 60 saved_after "$t9"
+# back to the suite's build: a rollback across the same job
 cp "$R/tmp/switch_lua.so.suite" "$R$FMT_PLUGIN"
 sh "$E2E/cluster.sh" restart-slurmctld
 expect "... the rollback cannot read format 9: the jobinfo is declined with one log line" \

@@ -72,13 +72,13 @@ burst_done() { # every task COMPLETED, and torn down
 	[ "$(in_root squeue -h -t all -j "$JB" -o %T | grep -c '^COMPLETED$')" = 300 ] &&
 		[ "$(grep -c 'burst teardown ' "$R/var/log/slurm/slurmctld.log")" -ge 300 ]
 }
-t0=$(date +%s)
+load_t0=$(date +%s)
 expect "... all 300 complete, each torn down" wait_for 900 burst_done
 touch "$R/tmp/load-threads.stop"
 wait "$sampler"
 rm -f "$R/tmp/load-threads.stop"
 read -r most most_all < "$R/tmp/load-threads"
-note "burst: 300 jobs in $(( $(date +%s) - t0 )) s; slurmctld had $threads0 threads before, at most $most_all during; at most $most switch/lua workers (switch_workers=$LOAD_WORKERS)"
+note "burst: 300 jobs in $(( $(date +%s) - load_t0 )) s; slurmctld had $threads0 threads before, at most $most_all during; at most $most switch/lua workers (switch_workers=$LOAD_WORKERS)"
 expect "... slurmctld never ran more than switch_workers=$LOAD_WORKERS of the plugin's threads (at most $most), and some ran" \
 	[ "$most" -ge 1 ] && [ "$most" -le "$LOAD_WORKERS" ]
 burst_once() { # one job_start and one teardown per task, none twice
@@ -90,12 +90,12 @@ expect "... each set up once and torn down once (300 distinct teardowns, no requ
 
 # ---- 2. a finalizer that hangs after the answer --------------------------------
 JG=$(submit burst.sh -N1 -n1 --network=gc_hang --output=/dev/null)
-t0=$(ms)
+gc_t0=$(ms)
 expect "hanging finalizer: job_start answered, its __gc would loop for ever; the job completes" \
 	wait_for 60 state_is "$JG" COMPLETED
-note "hanging finalizer: the job completed $(( $(ms) - t0 )) ms after sbatch (switch_timeout=20 s)"
+note "hanging finalizer: the job completed $(( $(ms) - gc_t0 )) ms after sbatch (switch_timeout=20 s)"
 expect "... well within switch_timeout, and no timeout logged for it" \
-	sh -c "[ $(( $(ms) - t0 )) -lt 15000 ] && ! grep -q 'JobId=$JG job_start: timed out' '$R/var/log/slurm/slurmctld.log'"
+	sh -c "[ $(( $(ms) - gc_t0 )) -lt 15000 ] && ! grep -q 'JobId=$JG job_start: timed out' '$R/var/log/slurm/slurmctld.log'"
 
 # ---- 3. EAGAIN for ever, with the job record purged meanwhile -------------------
 cp "$R/etc/slurm/slurm.conf" "$R/tmp/slurm.conf.suite"

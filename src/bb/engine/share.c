@@ -5,9 +5,10 @@
  * Slurm polls each staging job every PollInterval, each in a process of
  * its own, and a poll that talks to Conduit pays for TLS in a new
  * process (docs/performance.md).  So the poll that must ask asks once
- * for every job StateDir knows a stage of (scoped to those jobs' keys,
- * as the server is asked as the job's user, only that user's transfers
- * come back) and keeps the reply in StateDir (<cluster>.u<uid>.poll,
+ * for every job being polled now (each poll marks its job: .polled;
+ * those marked within SHARE_POLLED_S), scoped to those jobs' keys (the
+ * server is asked as the job's user: only that user's transfers come
+ * back), and keeps the reply in StateDir (<cluster>.u<uid>.poll,
  * state/poll.c).  A poll of any of those jobs within PollShare seconds
  * decides from it and never loads libcurl or OpenSSL, unless the saved
  * reply cannot stand for what this job needs now:
@@ -35,6 +36,10 @@
 
 /* Jobs one shared Query covers at most (the rest ask alone). */
 #define SHARE_JOBS_MAX 512
+/* A job polled within this long is staging: the shared Query covers it
+ * (Slurm polls each staging job every PollInterval, 15 s by default; a
+ * longer PollInterval only makes its jobs ask alone). */
+#define SHARE_POLLED_S 120
 
 static int64_t now_ms(void)
 {
@@ -190,7 +195,8 @@ static void ask_for_all(cbb_job_ctx_t *j, cbb_facts_t *f)
 
 	memset(&s, 0, sizeof(s));
 	if (ids)
-		n = cbb_sd_jobs(j->sd, ids, SHARE_JOBS_MAX - 1);
+		n = cbb_share_pollers(j->sd, ids, SHARE_JOBS_MAX - 1,
+				      SHARE_POLLED_S);
 	for (i = 0; i < n && ids[i] != j->job_id; i++)
 		;
 	if (ids && i == n)
@@ -225,8 +231,13 @@ bool cbb_share_query(cbb_job_ctx_t *j, cbb_facts_t *f)
 {
 	/* (a plan without directives: the teardown's look at what still
 	 * runs, which must see the server as it is now) */
-	if (!j->cfg->poll_share_s || j->array_job_id || !j->sd ||
-	    f->starting || !f->plan || !f->plan->n || !j->user[0])
+	if (!j->cfg->poll_share_s || j->array_job_id || !j->sd || !f->plan ||
+	    !f->plan->n)
+		return false;
+	/* staging now (data_in and data_out too, so that the first polls
+	 * of a stage are covered): the next asking poll covers this job */
+	cbb_share_polled(j->sd, j->job_id);
+	if (f->starting || !j->user[0])
 		return false;
 	cbb_err_clear(&f->query_err);
 	if (from_saved(j, f))

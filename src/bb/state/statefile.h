@@ -21,6 +21,8 @@
  *   <cluster>.u<uid>.poll    one user's shared poll reply: the last
  *                            Query for all of that user's staging jobs
  *                            (engine/share.c); swept after an hour
+ *   <cluster>.<job>.polled   empty: its mtime says when the job was last
+ *                            polled (which jobs are staging now)
  *   sweep                    when the last sweep for other jobs'
  *                            orphaned stage-ins ran (its mtime), and
  *                            its lock (stage.h, cbb_stage_sweep)
@@ -294,6 +296,7 @@ typedef enum {
 	CBB_SDK_SHARED,
 	CBB_SDK_SHARED_LOCK,
 	CBB_SDK_POLL,          /* named by a user (u<uid>), not a job */
+	CBB_SDK_POLLED,
 	CBB_SDK_N
 } cbb_sd_kind_t;
 
@@ -339,6 +342,11 @@ int cbb_share_write(cbb_statedir_t *sd, uint32_t uid, const cbb_share_t *s);
 void cbb_share_free(cbb_share_t *s);
 /* When the job's .started records last changed (ms), 0 when it has none. */
 int64_t cbb_share_started_ms(cbb_statedir_t *sd, uint32_t job_id);
+/* The job is being polled now (its .polled mark's time). */
+void cbb_share_polled(cbb_statedir_t *sd, uint32_t job_id);
+/* Up to max jobs polled within the last within_s seconds. */
+size_t cbb_share_pollers(cbb_statedir_t *sd, uint32_t *ids, size_t max,
+			 unsigned within_s);
 
 /* The kind of a StateDir file name by its last suffix (*base_len: the
  * length of "<cluster>.<job>"), or CBB_SDK_N for none of them. */
