@@ -125,11 +125,14 @@ void cbb_sd_sweep_old(cbb_statedir_t *sd)
 	closedir(d);
 }
 
-size_t cbb_sd_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)
+size_t cbb_sd_jobs_with(cbb_statedir_t *sd, cbb_sd_kind_t kind, uint32_t *ids,
+			size_t max, time_t since)
 {
 	size_t n = 0, k = strlen(sd->cluster);
+	const char *suffix = cbb_sd_kinds[kind].suffix;
 	cbb_err_t ignored;
 	struct dirent *e;
+	struct stat st;
 	int dfd, fd;
 	DIR *d;
 
@@ -145,7 +148,7 @@ size_t cbb_sd_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)
 		return 0;
 	}
 	rewinddir(d); /* as in sweep_old */
-	/* "<cluster>.<job>.started" (the handle's cluster is as in names) */
+	/* "<cluster>.<job>.<suffix>" (the handle's cluster is as in names) */
 	while (n < max && (e = readdir(d))) {
 		const char *p = e->d_name;
 		unsigned long id;
@@ -155,12 +158,21 @@ size_t cbb_sd_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)
 		    p[k + 1] < '0' || p[k + 1] > '9')
 			continue;
 		id = strtoul(p + k + 1, &end, 10);
-		if (id == 0 || id > 0xffffffffUL || strcmp(end, ".started"))
+		if (id == 0 || id > 0xffffffffUL || *end != '.' ||
+		    strcmp(end + 1, suffix))
+			continue;
+		if (since && (fstatat(dfd, p, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			      !S_ISREG(st.st_mode) || st.st_mtime < since))
 			continue;
 		ids[n++] = (uint32_t)id;
 	}
 	closedir(d);
 	return n;
+}
+
+size_t cbb_sd_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)
+{
+	return cbb_sd_jobs_with(sd, CBB_SDK_STARTED, ids, max, 0);
 }
 
 bool cbb_sweep_due(cbb_statedir_t *sd, unsigned every_s, int *held)

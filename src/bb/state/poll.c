@@ -9,7 +9,6 @@
  * CBB_SHARE_MAX bytes and with a head that parses.  A poll reads the
  * head and its own job's part only.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -263,40 +262,6 @@ void cbb_share_polled(cbb_statedir_t *sd, uint32_t job_id)
 size_t cbb_share_pollers(cbb_statedir_t *sd, uint32_t *ids, size_t max,
 			 unsigned within_s)
 {
-	size_t n = 0, k = strlen(sd->cluster);
-	time_t since = time(NULL) - (time_t)within_s;
-	struct dirent *e;
-	struct stat st;
-	int dfd, fd;
-	DIR *d;
-
-	if ((dfd = cbb_sf_dir(sd, false, NULL)) < 0)
-		return 0;
-	fd = dup(dfd);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	rewinddir(d); /* (the copy shares the handle's offset) */
-	/* "<cluster>.<job>.polled", touched within the window */
-	while (n < max && (e = readdir(d))) {
-		const char *p = e->d_name;
-		unsigned long id;
-		char *end;
-
-		if (strncmp(p, sd->cluster, k) || p[k] != '.' ||
-		    p[k + 1] < '0' || p[k + 1] > '9')
-			continue;
-		id = strtoul(p + k + 1, &end, 10);
-		if (id == 0 || id > 0xffffffffUL || *end != '.' ||
-		    strcmp(end + 1, CBB_SF(POLLED)))
-			continue;
-		if (fstatat(dfd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && st.st_mtime >= since)
-			ids[n++] = (uint32_t)id;
-	}
-	closedir(d);
-	return n;
+	return cbb_sd_jobs_with(sd, CBB_SDK_POLLED, ids, max,
+				time(NULL) - (time_t)within_s);
 }

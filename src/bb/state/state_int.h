@@ -73,6 +73,10 @@ uint32_t cbb_sf_uid_peek(cbb_statedir_t *sd, uint32_t job_id, const char *what);
 int cbb_sf_recs_add(cbb_statedir_t *sd, uint32_t job_id, const char *what,
 		    const cbb_rec_t *r, size_t n, cbb_err_t *err);
 
+/* forget.c: the jobs that have a file of `kind` (modified at `since` or
+ * later; 0: any), up to max. */
+size_t cbb_sd_jobs_with(cbb_statedir_t *sd, cbb_sd_kind_t kind, uint32_t *ids,
+			size_t max, time_t since);
 /* forget.c: sweep the .skipped, .over and old .shared files (see there). */
 void cbb_sd_sweep_old(cbb_statedir_t *sd);
 
