@@ -55,6 +55,19 @@ static void server_of(const cbb_config_t *cfg, char *buf, size_t size)
 		 cfg->server_port);
 }
 
+/* The saved reply is this server's and this user's, covers the job, and
+ * was asked within the window (not in the future: a clock gone back). */
+static bool fits(const cbb_share_t *s, const cbb_config_t *cfg,
+		 const char *user, int64_t now)
+{
+	char server[sizeof(s->server)];
+
+	server_of(cfg, server, sizeof(server));
+	return !strcmp(s->server, server) && !strcmp(s->user, user) &&
+	       s->covered && s->sent_ms <= now + 1000 &&
+	       now - s->sent_ms <= (int64_t)cfg->poll_share_s * 1000;
+}
+
 /* The newest start among the job's records (0: none). */
 static int64_t latest_start(const cbb_facts_t *f)
 {
@@ -116,7 +129,6 @@ static bool has_all(const cbb_facts_t *f, const cbb_transfers_t *have)
 /* The saved reply, when it can stand for this job's Query now. */
 static bool from_saved(cbb_job_ctx_t *j, cbb_facts_t *f)
 {
-	char server[sizeof(((cbb_share_t *)0)->server)];
 	int64_t now = now_ms();
 	cbb_transfers_t have;
 	cbb_share_t s;
@@ -125,10 +137,7 @@ static bool from_saved(cbb_job_ctx_t *j, cbb_facts_t *f)
 
 	if (cbb_share_read(j->sd, j->uid, j->job_id, &s) < 0)
 		return false;
-	server_of(j->cfg, server, sizeof(server));
-	ok = !strcmp(s.server, server) && !strcmp(s.user, j->user) &&
-	     s.covered && s.asker != j->job_id && s.sent_ms <= now + 1000 &&
-	     now - s.sent_ms <= (int64_t)j->cfg->poll_share_s * 1000 &&
+	ok = fits(&s, j->cfg, j->user, now) && s.asker != j->job_id &&
 	     s.sent_ms / 1000 > latest_start(f);
 	cbb_err_clear(&err);
 	if (ok && cbb_conduit_decode_query(s.reply, s.reply_len, &have,
@@ -250,7 +259,6 @@ bool cbb_share_status(cbb_statedir_t *sd, const cbb_config_t *cfg,
 		      const char *cluster, uint32_t uid, const char *user,
 		      uint32_t job_id, cbb_transfers_t *out)
 {
-	char server[sizeof(((cbb_share_t *)0)->server)];
 	int64_t now = now_ms();
 	int64_t changed = cbb_share_started_ms(sd, job_id);
 	cbb_share_t s;
@@ -265,11 +273,8 @@ bool cbb_share_status(cbb_statedir_t *sd, const cbb_config_t *cfg,
 	if (!cfg->poll_share_s || !changed ||
 	    cbb_share_read(sd, uid, job_id, &s) < 0)
 		return false;
-	server_of(cfg, server, sizeof(server));
 	cbb_err_clear(&err);
-	ok = !strcmp(s.server, server) && !strcmp(s.user, user) &&
-	     s.covered && s.sent_ms > changed && s.sent_ms <= now + 1000 &&
-	     now - s.sent_ms <= (int64_t)cfg->poll_share_s * 1000 &&
+	ok = fits(&s, cfg, user, now) && s.sent_ms > changed &&
 	     cbb_conduit_decode_query(s.reply, s.reply_len, out, &err) == 0;
 	cbb_share_free(&s);
 	if (ok)
