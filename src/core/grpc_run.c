@@ -115,12 +115,21 @@ size_t cbb_grpc_run(cbb_grpc_t *g, cbb_rpc_t **calls, size_t n)
 	if (!g->multi) {
 		/* opened lazily (cbb_grpc_open_lazy): now, with what is left
 		 * of the hook's budget */
-		unsigned left = cbb_grpc_left_ms(g);
+		unsigned left = cbb_grpc_left_ms(g), budget = g->budget_ms;
+		uint64_t t0 = g->t0_ms, end = g->end_ms;
 		cbb_err_t err;
+		int rc = -1;
 
 		cbb_err_clear(&err);
-		if (!g->lazy || !g->cfg ||
-		    cbb_grpc_open(g, g->cfg, left ? left : 1, &err) < 0) {
+		if (g->lazy && g->cfg) {
+			rc = cbb_grpc_open(g, g->cfg, left ? left : 1, &err);
+			/* the hook's budget, from the hook's start, as when
+			 * it was opened at once (its messages name it) */
+			g->budget_ms = budget;
+			g->t0_ms = t0;
+			g->end_ms = end;
+		}
+		if (rc < 0) {
 			/* (a problem of ours, libcurl that will not load:
 			 * refused, as a TLS setup of ours that fails is,
 			 * never an outage to wait out) */

@@ -57,6 +57,14 @@ none_active() { ! transfers_of "$1" | grep -q ':1:'; }
 file_is() { [ -f "$R$1" ] && [ "$(cat "$R$1")" = "$2" ]; }
 owned_by_alice() { [ "$(stat -c %u "$R$1")" = 2001 ]; }
 gone() { [ ! -e "$R$1" ]; }
+# The hook processes: the children of this root's slurmscriptd
+# ("slurmctld: burst_buffer.lua", one per call)
+hook_pids() {
+	for sd in $(pgrep -f '^slurmctld: slurmscriptd'); do
+		[ "$(readlink "/proc/$sd/root" 2>/dev/null)" = "$R" ] || continue
+		pgrep -P "$sd"
+	done
+}
 write_job() { # write_job NAME < script
 	cat > "$R$JOBS/$1"
 	chown 2001:2001 "$R$JOBS/$1"

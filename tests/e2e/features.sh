@@ -158,11 +158,43 @@ shared_row_aborted() { # the array's task $1 shows its shared row aborted
 # (the server's state, not bbstat: a cancelled task's bbstat depends on
 # what of its records the hurried teardown left)
 shared_aborted() { transfers_of "$1" | tr ' ' '\n' | grep -q '^aborted:0:SLURMTYPE:CONDUIT_PRE_ARRAY$'; }
-expect "... aborts its shared stage-in (StopTransfer)" wait_for 60 shared_aborted "$S2"
-shared_row_aborted "$S2" ||
-	note "bbstat of $S2 (not the check): $(in_root scontrol show bbstat conduit "$S2" 2>&1 | tr '\n' '|')"
 expect "... every task ends CANCELLED" wait_for 60 sh -c \
 	"[ \$(chroot $R squeue -h -t all -j $S2 -o %T | grep -c '^CANCELLED$') = 4 ]"
+# The last task's hurried teardown aborts it.  Slurm may kill that
+# teardown: a pending job's cancel flushes its scripts, and when the flush
+# reaches slurmscriptd after the teardown it queued has begun, the
+# teardown dies with the polls ("teardown for JobId=N terminated by
+# slurmctld", no retry).  Then the next hook of any job sweeps StateDir
+# and stops it (docs/admin.md, "StateDir").  Which one happened is read
+# from slurmctld's log once no burst-buffer script runs any more.
+S2_IDS=$(in_root squeue -h -t all -j "$S2" -o %A | sort -u | tr '\n' ' ')
+teardown_killed() { # a teardown of one of the array's tasks was killed
+	for id in $S2_IDS; do
+		grep -q "teardown for JobId=$id terminated by slurmctld" \
+			"$R/var/log/slurm/slurmctld.log" && return 0
+	done
+	return 1
+}
+settled() { shared_aborted "$S2" || [ -z "$(hook_pids)" ]; }
+wait_for 60 settled
+if ! shared_aborted "$S2" && teardown_killed; then
+	note "Slurm killed the array's last teardown (slurmctld.log); the next hook's sweep must stop the shared stage-in"
+	write_job nudge.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_POST --when=failure cp /home/alice/jobs/never-%j.txt /data/out/
+true
+JOB
+	NUDGE=$(submit nudge.sh)
+	expect "... aborts its shared stage-in (StopTransfer): Slurm killed the teardown, the next hook's sweep stopped it" \
+		wait_for 60 shared_aborted "$S2"
+	expect "... the hook that swept ends COMPLETED" wait_for 60 state_is "$NUDGE" COMPLETED
+else
+	expect "... aborts its shared stage-in (StopTransfer): the last task's teardown" \
+		wait_for 60 shared_aborted "$S2"
+fi
+shared_row_aborted "$S2" ||
+	note "bbstat of $S2 (not the check): $(in_root scontrol show bbstat conduit "$S2" 2>&1 | tr '\n' '|')"
 faults '{}'
 sed -i '/^AdminComment=yes$/d' "$R/etc/slurm/conduit_bb.conf"
 

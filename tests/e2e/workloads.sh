@@ -143,14 +143,6 @@ still_running() { # still_running JOB STOPS: both transfers run, no StopTransfer
 	[ "$(transfers_of "$1")" = '24:1:SLURMTYPE:CONDUIT_PRE 24:1:SLURMTYPE:CONDUIT_PRE' ] &&
 		[ "$(stops)" = "$2" ]
 }
-# The hook processes: the children of this root's slurmscriptd
-# ("slurmctld: burst_buffer.lua", one per call)
-hook_pids() {
-	for sd in $(pgrep -f '^slurmctld: slurmscriptd'); do
-		[ "$(readlink "/proc/$sd/root" 2>/dev/null)" = "$R" ] || continue
-		pgrep -P "$sd"
-	done
-}
 faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}'
 JK=$(submit orphan.sh)
 wait_starts "$JK" 2 30
