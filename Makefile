@@ -73,11 +73,11 @@ BB_LANG  := bb/lang/words bb/lang/script bb/lang/symbols bb/lang/directive bb/la
             bb/lang/directive_json
 BB_NAMES := bb/names/key
 BB_WIRE  := bb/wire/conduit bb/wire/conduit_reply
-BB_STATE := bb/state/job bb/state/dir bb/state/shared bb/state/forget bb/state/poll
+BB_STATE := bb/state/job bb/state/dir bb/state/shared bb/state/forget bb/state/poll bb/state/outplan
 BB_SCHED := bb/sched/jobstate bb/sched/outcome bb/sched/audit
 BB_ENGINE := bb/engine/job bb/engine/pick bb/engine/facts bb/engine/decision bb/engine/decide bb/engine/requeue \
           bb/engine/act bb/engine/stage bb/engine/when bb/engine/teardown bb/engine/validate \
-          bb/engine/sweep bb/engine/array bb/engine/bbstat bb/engine/account bb/engine/share
+          bb/engine/sweep bb/engine/array bb/engine/bbstat bb/engine/account bb/engine/share bb/engine/lost
 BB     := $(BB_LANG) $(BB_NAMES) $(BB_WIRE) $(BB_STATE) $(BB_SCHED) $(BB_ENGINE)
 SWITCH := switch/netreq switch/controller switch/jobinfo switch/sessionfile
 MOD    := core/luahost bb/hooks/call bb/hooks/submit bb/hooks/staging bb/hooks/report \
@@ -91,7 +91,7 @@ CLI_SRC := core/err core/buf core/arena core/utf8 core/readfile core/path core/c
 # read StateDir through the module's own code.
 CLI_ADMIN := bb/lang/directive_json core/bytes core/curl_dl core/crypto_dl core/tls core/grpc core/grpc_run \
              core/grpc_request core/grpc_status core/grpc_frame core/cluster core/run \
-             $(BB_WIRE) $(BB_NAMES) $(BB_STATE) bb/sched/audit \
+             $(BB_WIRE) $(BB_NAMES) $(BB_STATE) bb/sched/audit bb/sched/jobstate \
              switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
              cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics cli/metrics_read cli/metrics_render \

@@ -113,7 +113,7 @@ part_units() {
 # lane with the least work so far, by what it took on plain Lua 5.4 when
 # last measured (seconds; a spec not listed counts as 10).
 SPEC_SECONDS="faults:48 stage:24 requeue:24 status:19 array:15 account:14 array_race:10
-sweep:9 when:7 late:6 ctld:5 tls_resume:5 bb:3"
+sweep:9 when:7 late:6 ctld:5 tls_resume:5 bb:3 lost:20"
 lanes_of() { # lanes_of N SPEC-FILE...: N lines, each one lane's spec files
 	n=$1
 	shift

@@ -41,6 +41,9 @@ typedef struct {
 	unsigned long long started[2], retried[2], failed[2];
 	double hook_sum[NHOOKS];
 	unsigned long long bad_lines;
+	unsigned long long dropped_out; /* stage-out directives a sweep or
+					   teardown finished after Slurm
+					   dropped the stage (lost.c) */
 	/* StateDir */
 	bool state_ok;
 	unsigned long long jobs[2];

@@ -130,6 +130,9 @@ void cbb_metrics_read_audit(const char *path, metrics_t *m)
 		else
 			out = OUT_FAILED;
 		m->directives[s][out]++;
+		v = json_object_get(o, "finished_by");
+		m->dropped_out += s && json_is_string(v) &&
+				  !strcmp(json_string_value(v), "sweep");
 		if (out == OUT_FINISHED) {
 			double secs;
 			size_t b;

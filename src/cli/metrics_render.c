@@ -126,6 +126,13 @@ void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
 		grid(b, "conduit_bb_hook_calls_total", "hook", cbb_metrics_hooks,
 		     NHOOKS, "result", cbb_metrics_results, NRESULTS,
 		     &m->hook_calls[0][0]);
+		family(b, "conduit_bb_stage_out_directives_finished_after_drop_total",
+		       "counter", "Stage-out directives whose stage Slurm "
+		       "dropped (a slurmctld restart killed its hooks) and "
+		       "conduit_bb finished, from the AuditLog.");
+		(void)cbb_buf_printf(b, "conduit_bb_stage_out_directives_"
+				     "finished_after_drop_total %llu\n",
+				     m->dropped_out);
 		family(b, "conduit_bb_audit_log_bad_lines", "gauge",
 		       "AuditLog lines that are not conduit_bb's JSON.");
 		(void)cbb_buf_printf(b, "conduit_bb_audit_log_bad_lines %llu\n",

@@ -28,6 +28,8 @@ static unsigned bit_of(cbb_sd_kind_t k)
 		return CBB_SD_SKIPPED;
 	case CBB_SDK_OVER:
 		return CBB_SD_OVER;
+	case CBB_SDK_OUTPLAN:
+		return CBB_SD_OUTPLAN;
 	default:
 		return 0; /* (asked, lock, shared-lock: nothing to show) */
 	}

@@ -23,6 +23,7 @@ enum {
 	CBB_SD_SHARED = 1 << 2,
 	CBB_SD_SKIPPED = 1 << 3,
 	CBB_SD_OVER = 1 << 4,
+	CBB_SD_OUTPLAN = 1 << 5,
 };
 
 typedef struct {

@@ -29,6 +29,7 @@
 #include "conduit.h"
 #include "config.h"
 #include "grpc.h"
+#include "jobstate.h"
 #include "key.h"
 #include "statedir.h"
 #include "statefile.h"
@@ -318,6 +319,43 @@ static int query_user(cbb_grpc_t *g, uint32_t uid, job_t *jobs, size_t n,
 }
 
 /* Every user's Query, one connection for all. */
+/*
+ * The jobs whose saved stage-out plan was never seen to end, asked about
+ * with one squeue (at most DROPPED_ASK of them): those Slurm has ended
+ * for good are the stage-outs it dropped, which the module's sweeps
+ * finish (src/bb/engine/lost.c).
+ */
+#define DROPPED_ASK 256
+static void find_dropped(const cbb_config_t *cfg, job_t *jobs, size_t n)
+{
+	uint32_t ids[DROPPED_ASK];
+	size_t at[DROPPED_ASK], k = 0, i;
+	cbb_job_facts_t *f;
+	char sq[4200];
+
+	for (i = 0; i < n && k < DROPPED_ASK; i++) {
+		if (!(jobs[i].sd->files & CBB_SD_OUTPLAN) ||
+		    (jobs[i].out && jobs[i].accounted))
+			continue;
+		ids[k] = jobs[i].sd->job_id;
+		at[k++] = i;
+	}
+	if (k == 0 || !(f = calloc(k, sizeof(*f))))
+		return;
+	if (cbb_jobs_state(cbb_conf_squeue(cfg, sq, sizeof(sq)), ids, k,
+			   CBB_SQUEUE_TIMEOUT_MS, f) == 0)
+		for (i = 0; i < k; i++) {
+			job_t *j = &jobs[at[i]];
+
+			/* (one the list leaves out is not known to be gone) */
+			j->dropped = f[i].cls != CBB_JOB_UNKNOWN &&
+				     cbb_job_ended_for_good(&f[i]);
+			snprintf(j->slurm_state, sizeof(j->slurm_state), "%s",
+				 f[i].state);
+		}
+	free(f);
+}
+
 static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
 		     cbb_transfers_t *out, cbb_err_t *err)
 {
@@ -432,6 +470,8 @@ int cbb_cmd_status(int argc, char **argv)
 			break;
 		}
 	}
+	if (rc == 0)
+		find_dropped(&cfg, jobs, sd.n);
 	cbb_err_clear(&qerr);
 	if (rc == 0 && sd.n &&
 	    query_all(&cfg, jobs, sd.n, &t, &qerr) < 0) {

@@ -43,6 +43,10 @@ typedef struct {
 	int64_t since;              /* the stage's first record */
 	bool failed, stuck;
 	int64_t stuck_for;
+	bool dropped;               /* Slurm ended the job for good with
+				       its stage-out never seen to end: the
+				       module's sweeps finish it (lost.c) */
+	char slurm_state[32];       /* squeue's word, for such a job */
 } job_t;
 
 typedef struct {

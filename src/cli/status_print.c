@@ -55,7 +55,7 @@ static bool shown(const job_t *j, const opts_t *o)
 {
 	if (o->all)
 		return true;
-	if (j->sd->down_since)
+	if (j->sd->down_since || j->dropped)
 		return true;
 	if (!j->nd)
 		return false;
@@ -64,6 +64,8 @@ static bool shown(const job_t *j, const opts_t *o)
 
 static const char *state_word(const job_t *j, bool have_t)
 {
+	if (j->dropped)
+		return "dropped";
 	if (j->failed)
 		return "FAILED";
 	if (j->sd->down_since)
@@ -87,7 +89,7 @@ static const char *dstate_name(dstate_t s)
 void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 			   bool have_t, bool queried, int64_t now)
 {
-	size_t i, k, listed = 0, failed = 0, stuck = 0, outage = 0;
+	size_t i, k, listed = 0, failed = 0, stuck = 0, outage = 0, dropped = 0;
 
 	printf("%-10s %-12s %-5s %3s %5s %10s %12s %7s  %s\n", "JOB", "USER",
 	       "STAGE", "ATT", "DONE", "BYTES", "RATE", "AGE", "STATE");
@@ -101,6 +103,7 @@ void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 		failed += j->failed;
 		stuck += j->stuck && !j->failed;
 		outage += j->sd->down_since != 0;
+		dropped += j->dropped;
 		snprintf(id, sizeof(id), "%u", j->sd->job_id);
 		snprintf(done, sizeof(done), "%zu/%zu", count_state(j, D_DONE),
 			 j->nd);
@@ -118,7 +121,12 @@ void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 		printf("%-10s %-12s %-5s %3u %5s %10s %12s %7s  %s", id, user,
 		       j->nd ? (j->out ? "out" : "in") : "-", j->attempt, done,
 		       bytes, rate, j->since ? age : "-", state_word(j, have_t));
-		if (j->sd->down_since) {
+		if (j->dropped) {
+			printf(" (the job is %s and Slurm runs no stage-out hook "
+			       "for it any more: the next start or teardown of "
+			       "any job finishes its stage-out)",
+			       j->slurm_state[0] ? j->slurm_state : "gone");
+		} else if (j->sd->down_since) {
 			human_age(age, sizeof(age), now - j->sd->down_since);
 			printf(" (the hooks found the server unreachable %s ago)",
 			       age);
@@ -145,8 +153,9 @@ void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 	}
 	printf("status: %zu job%s staging", listed, listed == 1 ? "" : "s");
 	if (listed)
-		printf(" (%zu failed, %zu stuck, %zu waiting on an outage)",
-		       failed, stuck, outage);
+		printf(" (%zu failed, %zu stuck, %zu waiting on an outage, "
+		       "%zu stage-out%s dropped by Slurm)", failed, stuck,
+		       outage, dropped, dropped == 1 ? "" : "s");
 	printf("; %s\n", queried ? "1 Query" : "no Query");
 }
 
@@ -206,7 +215,7 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 			json_array_append_new(dirs, x);
 		}
 		row = json_pack("{s:i, s:o, s:o?, s:s?, s:i, s:i, s:i, s:I, s:I, "
-				"s:I, s:s, s:b, s:I, s:I, s:o}",
+				"s:I, s:s, s:b, s:b, s:I, s:I, s:o}",
 				"job", (int)j->sd->job_id, "cluster", jstr(j->sd->cluster),
 				"user", jstr(j->user && j->user[0] ? j->user : NULL),
 				"stage", j->nd ? (j->out ? "out" : "in") : NULL,
@@ -218,6 +227,7 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 				"age_s", (json_int_t)(j->since ? now - j->since : 0),
 				"state", state_word(j, have_t),
 				"stuck", j->stuck,
+				"dropped_stage_out", j->dropped,
 				"stuck_s", (json_int_t)j->stuck_for,
 				"outage_s", (json_int_t)(j->sd->down_since ?
 							 now - j->sd->down_since : 0),

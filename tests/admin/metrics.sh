@@ -26,6 +26,9 @@ chmod 0640 "$work/log/audit.log"
 # writes none (both bad lines, neither counted)
 echo 'not json' >> "$work/log/audit.log"
 echo '{"time":1,"record":"hook","hook":"slurm_bb_paths","result":"ok","duration_us":5}' >> "$work/log/audit.log"
+# a stage-out directive a sweep finished after Slurm dropped its stage
+# (src/bb/engine/lost.c writes such lines), here one that failed
+echo '{"time":2,"job":9,"user":"61001","cluster":"c","attempt":0,"direction":"out","finished_by":"sweep","line":3,"action":"cp","recursive":false,"sources":["/a"],"destination":"/b","transfer_id":"x","shared":false,"bytes":0,"files":0,"seconds":0,"state":"TRANSFER_ERROR","error":"ERROR_PFTOOL_FAILED","error_message":"disk full"}' >> "$work/log/audit.log"
 mkdir -m 0755 "$t/textfile"
 
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/textfile/conduit_bb.prom" ||
@@ -126,6 +129,9 @@ assert val(h, h + "_bucket", stage="in", le="+Inf") == 1
 buckets = [s for s in fams[h].samples if s.name == h + "_bucket" and s.labels["stage"] == "in"]
 assert all(a.value <= b.value for a, b in zip(buckets, buckets[1:])), buckets
 assert val("conduit_bb_audit_log_bad_lines", "conduit_bb_audit_log_bad_lines") == 2
+f = "conduit_bb_stage_out_directives_finished_after_drop"
+assert types[f] == "counter" and val(f, f + "_total") == 1, types.get(f)
+assert val(d, d + "_total", stage="out", outcome="failed") == 1
 assert val("conduit_bb_audit_log_readable", "conduit_bb_audit_log_readable") == 1
 assert val("conduit_bb_statedir_readable", "conduit_bb_statedir_readable") == 1
 # staging now: running and failed stage in (2 directives each), one stages out

@@ -19,7 +19,7 @@ chown -R nobody "$work/state" "$t/server/pki/service.key" "$t/server/pki/service
 
 status() { # status ARGS...: $rc, output in $t/out, Queries sent in $queries
 	before=$(grep -c '"method": "Query"' "$t/server/rpc.log")
-	CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" status "$@" >"$t/out" 2>"$t/err"
+	CONDUIT_BB_CONF=$t/conduit_bb.conf FAKE_SQUEUE_DIR=$t/jobstates "$CBB" status "$@" >"$t/out" 2>"$t/err"
 	rc=$?
 	queries=$(( $(grep -c '"method": "Query"' "$t/server/rpc.log") - before ))
 }
@@ -43,7 +43,7 @@ grep -q "^    line 4: failed: ERROR_VALIDATION: failed to get source\[in/missing
 row "$outage" '- +- +0 +0/0 +0 B +- +- +outage \(the hooks found the server unreachable [0-9ms]+ ago\)$'
 row "$out" 'cbbuser +out +0 +0/1 +0 B +- +[0-9ms]+ +running$'
 grep -q "^$done " "$t/out" && fail "the finished job $done is listed"
-grep -q '^status: 4 jobs staging (1 failed, 0 stuck, 1 waiting on an outage); 1 Query$' "$t/out" ||
+grep -q '^status: 4 jobs staging (1 failed, 0 stuck, 1 waiting on an outage, 0 stage-outs dropped by Slurm); 1 Query$' "$t/out" ||
 	fail "summary line"
 cat "$t/out"
 
@@ -53,7 +53,7 @@ status --stuck 1s
 [ "$rc" -eq 0 ] && [ "$queries" -eq 1 ] || fail "--stuck: exit $rc, $queries Queries"
 row "$running" '.* STUCK \(nothing moved for [0-9]+s\)$'
 row "$out" '.* STUCK \(nothing moved for [0-9]+s\)$'
-grep -q '(1 failed, 2 stuck, 1 waiting on an outage); 1 Query$' "$t/out" || fail "stuck summary"
+grep -q '(1 failed, 2 stuck, 1 waiting on an outage, 0 stage-outs dropped by Slurm); 1 Query$' "$t/out" || fail "stuck summary"
 
 status --all
 row "$done" 'cbbuser +out +0 +1/1 +6 B +- +[0-9ms]+ +done$'
@@ -75,6 +75,30 @@ assert len(bad) == 1 and bad[0]["line"] == 4 and bad[0]["error"] == "ERROR_VALID
 assert jobs[outage]["state"] == "outage" and jobs[outage]["outage_s"] >= 0, jobs[outage]
 assert jobs[out]["stage"] == "out" and jobs[out]["total"] == 1, jobs[out]
 PY
+
+# Slurm ended the staging-out job for good (a slurmctld restart killed its
+# stage-out hooks): with squeue saying so, its row says the stage-out was
+# dropped and who finishes it; one squeue asked about it, none otherwise
+echo COMPLETED > "$t/jobstates/$out"
+: > "$t/jobstates/.calls" && chmod 0666 "$t/jobstates/.calls" # (status runs as nobody)
+status
+[ "$rc" -eq 0 ] || fail "dropped: exit $rc"
+row "$out" 'cbbuser +out +0 +0/1 .* dropped \(the job is COMPLETED and Slurm runs no stage-out hook for it any more: the next start or teardown of any job finishes its stage-out\)$'
+grep -q '(1 failed, 0 stuck, 1 waiting on an outage, 1 stage-out dropped by Slurm); 1 Query$' "$t/out" ||
+	fail "dropped summary"
+[ "$(wc -l < "$t/jobstates/.calls")" = 1 ] || fail "dropped: $(wc -l < "$t/jobstates/.calls") squeue calls, not 1"
+status --json
+python3 - "$t/out" "$out" "$running" <<'PY' || fail "dropped --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+jobs = {j["job"]: j for j in d["jobs"]}
+o, r = jobs[int(sys.argv[2])], jobs[int(sys.argv[3])]
+assert o["dropped_stage_out"] is True and o["state"] == "dropped", o
+assert r["dropped_stage_out"] is False, r
+PY
+echo STAGE_OUT > "$t/jobstates/$out"
+status
+row "$out" 'cbbuser +out +0 +0/1 .* (running|STUCK.*)$'
 
 # the server down: StateDir's side only, exit 1, the reason on stderr
 sh tests/conduit/server-ctl.sh stop "$t/server"

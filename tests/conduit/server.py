@@ -591,7 +591,7 @@ class ServerBase:
     def gate(self, method, context, texts):
         """The gate knob: hold a call until a file exists (see the top)."""
         for e in self.first_calls("gate", method, texts):
-            self.log(method, "?", status="gated")
+            self.log(method, "?", status="gated", comment=" ".join(texts)[:300])
             pause(120, context, until=lambda f=e["file"]: os.path.exists(f))
 
     def faulted(self, method, context, texts=()):

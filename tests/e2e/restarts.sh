@@ -42,6 +42,62 @@ expect "slurmctld restart during stage-out: the job still completes" wait_for 15
 expect "... the stage-out directive transferred exactly once" [ "$(starts_for "$J6")" = 1 ]
 expect "... and its output landed" file_is "/data/out/rout-$J6.txt" "out of $J6"
 
+# ---- 6b. a restart that kills data_out: the stage-out is finished ------------
+# slurmctld kills the burst-buffer scripts still running as it stops.  Held
+# in its StartTransfers (the server's gate) when the restart comes, the
+# job's data_out dies with them; what Slurm does next is its own (it may
+# run the stage-out again, or drop it: docs/admin.md, "Restarting
+# slurmctld").  Either way the outputs must arrive, each directive started
+# once: a dropped stage-out is finished by its teardown or the next hook's
+# sweep from the plan data_out saved first (src/bb/engine/lost.c).
+write_job restart-dout.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_POST cp /home/alice/jobs/rdo-%j-1.txt /data/out/rdo-%j-1.txt
+#CONDUIT_POST cp /home/alice/jobs/rdo-%j-2.txt /data/out/rdo-%j-2.txt
+for i in 1 2; do echo "out $i of $SLURM_JOB_ID" > /home/alice/jobs/rdo-$SLURM_JOB_ID-$i.txt; done
+JOB
+JO=$(submit restart-dout.sh --hold)
+expect "sbatch accepts a job whose data_out a restart will kill" [ -n "$JO" ]
+rm -f "$R$SRV/gate-$JO"
+faults '{"gate": [{"method": "StartTransfer", "comment": "SLURMJOB:'"$JO"',.*CONDUIT_POST", "file": "'"$SRV/gate-$JO"'", "count": 2}]}'
+# (a budget the restart comes well within: the hook is killed, not timed out)
+sed -i 's/^RequestTimeout=.*/RequestTimeout=120/' "$R/etc/slurm/conduit_bb.conf"
+in_root scontrol release "$JO"
+gated() { rpcs | grep '"status": "gated"' | grep -q "SLURMJOB:$1,"; }
+expect "... its data_out is held in its first StartTransfer" wait_for 120 gated "$JO"
+sh "$E2E/cluster.sh" restart-slurmctld
+killed_dout() { grep -q "slurm_bb_data_out.*JobId=$JO\|JobId=$JO.*slurm_bb_data_out\|jobid=$JO found running" \
+	"$R/var/log/slurm/slurmctld.log"; }
+killed_dout && note "slurmctld's log: data_out of $JO was running at the restart: $(grep -E "JobId=$JO|jobid=$JO" "$R/var/log/slurm/slurmctld.log" | grep -i 'data_out\|found running' | tail -3 | tr '\n' '|')"
+sed -i 's/^RequestTimeout=.*/RequestTimeout=5/' "$R/etc/slurm/conduit_bb.conf"
+touch "$R$SRV/gate-$JO" # the held starts go on: the transfers exist
+faults '{}'
+done_ok() { # both outputs in place, as the job wrote them
+	[ "$(cat "$R/data/out/rdo-$JO-1.txt" 2>/dev/null)" = "out 1 of $JO" ] &&
+		[ "$(cat "$R/data/out/rdo-$JO-2.txt" 2>/dev/null)" = "out 2 of $JO" ]
+}
+over_not_staging() { # Slurm is done with the job: ended, not staging out
+	st=$(state_of "$JO")
+	case $st in COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL) return 0 ;; esac
+	return 1
+}
+settled_out() { done_ok || over_not_staging; }
+wait_for 150 settled_out || true
+if ! done_ok; then
+	# Slurm dropped the stage-out: its teardown or the next hook's sweep
+	# finishes it (a job with a stage-in of its own: its data_in sweeps)
+	note "job $JO is $(state_of "$JO") without its outputs: Slurm dropped its stage-out"
+	NUDGE=$(submit restart-in.sh)
+	wait_for 150 state_is "$NUDGE" COMPLETED
+fi
+expect "restart killing data_out: the job's outputs arrive" wait_for 120 done_ok
+expect "... each stage-out directive started exactly once" \
+	[ "$(rpcs | grep '"method": "StartTransfer"' | grep -v '"status": "gated"' | grep -c "SLURMJOB:$JO,.*CONDUIT_POST")" = 2 ]
+records_gone() { ! ls "$R/var/spool/conduit_bb" | grep -qE "^conduit\.$JO\.(started|outplan)\$"; }
+expect "... and its StateDir records are gone once it ended" wait_for 150 records_gone
+note "job $JO ended $(state_of "$JO"); slurmctld.log on it: $(grep -E "job $JO: (sweep|teardown)" "$R/var/log/slurm/slurmctld.log" | tail -3 | tr '\n' '|')"
+
 # ---- 7. requeue: inputs are not staged twice; every attempt stages out ------
 write_job requeue.sh <<'JOB'
 #!/bin/bash

@@ -15,6 +15,7 @@
 
 #include "array.h"
 #include "jobstate.h"
+#include "lost.h"
 
 /* At most one sweep this often over all hooks (seconds). */
 #define SWEEP_EVERY_S 1
@@ -93,12 +94,15 @@ static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
 
 /*
  * Up to SWEEP_ASK jobs other than `self` whose records show an open
- * stage-in, read from a window of StateDir's jobs that moves on at every
- * sweep (so each job's turn comes), into ask[] with their uids.
+ * stage-in, or a saved stage-out never seen to end (out[]: lost.c), read
+ * from a window of StateDir's jobs that moves on at every sweep (so each
+ * job's turn comes), into ask[] with their uids.
  */
-static size_t pick_jobs(cbb_statedir_t *sd, uint32_t self, uint32_t *ask,
-			uint32_t *uids)
+static size_t pick_jobs(cbb_job_ctx_t *me, uint32_t *ask, uint32_t *uids,
+			bool *out)
 {
+	cbb_statedir_t *sd = me->sd;
+	uint32_t self = me->job_id;
 	uint32_t *ids = calloc(SWEEP_LIST_MAX, sizeof(*ids));
 	size_t n, i, start, read = 0, asked = 0;
 	cbb_err_t err;
@@ -117,11 +121,51 @@ static size_t pick_jobs(cbb_statedir_t *sd, uint32_t self, uint32_t *ask,
 		if (cbb_recs_try_load(sd, id, &r, &err) <= 0)
 			continue; /* busy (its own hooks are at it) or none */
 		open = cbb_recs_stage_in_open(&r, &uid);
+		out[asked] = false;
+		if (cbb_outplan_exists(sd, id)) {
+			/* a stage-out never seen to end (lost.c) */
+			cbb_lost_t l;
+
+			if (cbb_lost_load(sd, id, &l, &err) == 0) {
+				out[asked] = cbb_lost_open(&l, &r);
+				if (out[asked])
+					uid = l.uid;
+				cbb_lost_free(&l);
+			} else {
+				cbb_job_log(me, CBB_LOG_VERBOSE, "sweep: job "
+					    "%u: %s", id, err.msg);
+			}
+		}
 		cbb_recs_free(&r);
-		if (!open || uid == CBB_UID_UNKNOWN || uid == 0)
+		if ((!open && !out[asked]) || uid == CBB_UID_UNKNOWN ||
+		    uid == 0)
 			continue;
 		ask[asked] = id;
 		uids[asked++] = uid;
+	}
+	/* a stage-out plan with no records at all (a data_out killed
+	 * before its first start): not in the list above */
+	n = ids && asked < SWEEP_ASK && read < SWEEP_READ ?
+		    cbb_outplan_jobs(sd, ids, SWEEP_LIST_MAX) : 0;
+	for (i = 0; i < n && read < SWEEP_READ && asked < SWEEP_ASK; i++) {
+		static const cbb_recs_t none;
+		cbb_lost_t l;
+
+		if (ids[i] == self || cbb_share_started_ms(sd, ids[i]))
+			continue;
+		read++;
+		cbb_err_clear(&err);
+		if (cbb_lost_load(sd, ids[i], &l, &err) < 0) {
+			cbb_job_log(me, CBB_LOG_VERBOSE, "sweep: job %u: %s",
+				    ids[i], err.msg);
+			continue;
+		}
+		if (cbb_lost_open(&l, &none) && l.uid != 0) {
+			out[asked] = true;
+			ask[asked] = ids[i];
+			uids[asked++] = l.uid;
+		}
+		cbb_lost_free(&l);
 	}
 	free(ids);
 	return asked;
@@ -141,6 +185,7 @@ static long squeue_ms(const cbb_job_ctx_t *self)
 void cbb_stage_sweep(cbb_job_ctx_t *self)
 {
 	uint32_t ask[SWEEP_ASK], uids[SWEEP_ASK];
+	bool out[SWEEP_ASK];
 	cbb_job_facts_t f[SWEEP_ASK];
 	char sq[4200];
 	size_t asked, i;
@@ -152,7 +197,7 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 
 	if (!self->sd || !self->g || !cbb_sweep_due(self->sd, SWEEP_EVERY_S, &held))
 		return;
-	asked = pick_jobs(self->sd, self->job_id, ask, uids);
+	asked = pick_jobs(self, ask, uids, out);
 	if (asked && !self->g->multi) {
 		cbb_err_clear(&err);
 		if (cbb_grpc_open(self->g, self->cfg, 0, &err) < 0)
@@ -173,6 +218,18 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 			cbb_job_state(cbb_conf_squeue(self->cfg, sq, sizeof(sq)),
 				      ask[i], (ms = squeue_ms(self)) ? ms : 1,
 				      &f[i]);
+		}
+		if (out[i]) {
+			/* a stage-out Slurm dropped: finished (lost.c) */
+			char by[64];
+
+			snprintf(by, sizeof(by), "sweep (from job %u)",
+				 self->job_id);
+			if (cbb_job_ended_for_good(&f[i]))
+				(void)cbb_lost_finish(self, ask[i], &f[i], by);
+			if (cbb_grpc_left_ms(self->g) < SWEEP_RPC_MIN_MS)
+				break;
+			continue;
 		}
 		if (stopped_in_stage_in(&f[i]) &&
 		    !stop_job(self, ask[i], uids[i], &f[i], asked_at))

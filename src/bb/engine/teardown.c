@@ -17,6 +17,7 @@
 #include "array.h"
 #include "facts.h"
 #include "jobstate.h"
+#include "lost.h"
 #include "outcome.h"
 
 /* A transfer of a stage-in (the job's own or its array's shared one). */
@@ -187,6 +188,10 @@ void cbb_stage_teardown_done(cbb_job_ctx_t *j)
 
 	stop_orphaned_stage_in(j);
 	cbb_array_release(j, lock);
+	/* a stage-out Slurm dropped still running: its records stay, and
+	 * the sweeps follow it to its end (lost.c) */
+	if (cbb_lost_teardown(j))
+		return;
 	cbb_sd_forget(j->sd, j->job_id);
 }
 

@@ -20,6 +20,7 @@
 
 #include "call.h"
 #include "key.h"
+#include "lost.h"
 #include "outcome.h"
 #include "stage.h"
 #include "statefile.h"
@@ -136,8 +137,12 @@ static int data_hook(lua_State *L, cbb_stage_t stage)
 	 * nothing (job_info says the job's state).
 	 */
 	c->sweep = rc == 0;
-	if (rc == 0 && stage == CBB_STAGE_OUT)
+	if (rc == 0 && stage == CBB_STAGE_OUT) {
 		cbb_stage_apply_when(&j, &c->plan);
+		/* before anything starts: were Slurm to kill this hook and
+		 * never run it again, a sweep finishes it (lost.c) */
+		cbb_lost_save(&j, &c->plan);
+	}
 	if (rc == 0)
 		rc = cbb_stage_start(&j, &c->plan, stage, &err);
 	if (rc < 0)
@@ -172,8 +177,10 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 	rc = stage_prepare(L, c, &j, &err);
 	if (rc < 0)
 		goto out;
-	if (stage == CBB_STAGE_OUT)
+	if (stage == CBB_STAGE_OUT) {
 		cbb_stage_apply_when(&j, &c->plan);
+		cbb_lost_save_once(&j, &c->plan);
+	}
 	if (torn_down(c)) {
 		/*
 		 * Slurm keeps polling after a teardown (scancel, or

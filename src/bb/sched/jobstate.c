@@ -35,6 +35,22 @@ cbb_jobstate_t cbb_job_state_classify(const char *w)
 	return CBB_JOB_UNKNOWN;
 }
 
+bool cbb_job_ended_for_good(const cbb_job_facts_t *f)
+{
+	static const char *const ended[] = {
+		"CANCELLED", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL",
+		"PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY", NULL,
+	};
+	int i;
+
+	if (f->cls == CBB_JOB_GONE)
+		return true;
+	for (i = 0; ended[i]; i++)
+		if (!strcmp(f->state, ended[i]))
+			return true;
+	return false;
+}
+
 /* One "A F K T" row of squeue's answer. */
 typedef struct {
 	uint32_t job_id;       /* %A */

@@ -68,6 +68,13 @@ int cbb_any_alive(const char *squeue, uint32_t array_job_id,
 int cbb_jobs_state(const char *squeue, const uint32_t *ids, size_t n,
 		   unsigned timeout_ms, cbb_job_facts_t *out);
 
+/*
+ * Whether Slurm has ended the job for good, its stage hooks included:
+ * it is gone, or in a final state (not STAGE_OUT, not COMPLETING, not
+ * alive).  A stage-out it still had to finish then runs no more hook.
+ */
+bool cbb_job_ended_for_good(const cbb_job_facts_t *f);
+
 /* Classify a state word (exposed for tests). */
 cbb_jobstate_t cbb_job_state_classify(const char *word);
 

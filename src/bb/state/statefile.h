@@ -23,6 +23,10 @@
  *                            (engine/share.c); swept after an hour
  *   <cluster>.<job>.polled   empty: its mtime says when the job was last
  *                            polled (which jobs are staging now)
+ *   <cluster>.<job>.outplan  what data_out was to stage out (its
+ *                            directives and the job's facts), so a
+ *                            stage-out Slurm drops can be finished
+ *                            (engine/lost.c)
  *   sweep                    when the last sweep for other jobs'
  *                            orphaned stage-ins ran (its mtime), and
  *                            its lock (stage.h, cbb_stage_sweep)
@@ -297,6 +301,7 @@ typedef enum {
 	CBB_SDK_SHARED_LOCK,
 	CBB_SDK_POLL,          /* named by a user (u<uid>), not a job */
 	CBB_SDK_POLLED,
+	CBB_SDK_OUTPLAN,
 	CBB_SDK_N
 } cbb_sd_kind_t;
 
@@ -308,6 +313,20 @@ typedef struct {
 
 extern const cbb_sd_kind_info_t cbb_sd_kinds[CBB_SDK_N];
 #define CBB_SF(k) (cbb_sd_kinds[CBB_SDK_##k].suffix)
+
+/*
+ * A job's stage-out plan (<cluster>.<job>.outplan, outplan.c): text
+ * written whole and renamed into place (at most CBB_OUTPLAN_MAX bytes),
+ * read back only when this process's user wrote it (mode 0600); NULL
+ * when there is none that can be trusted.  The teardown removes it.
+ */
+#define CBB_OUTPLAN_MAX ((size_t)1 << 20)
+int cbb_outplan_write(cbb_statedir_t *sd, uint32_t job_id, const char *text,
+		      size_t len, cbb_err_t *err);
+char *cbb_outplan_read(cbb_statedir_t *sd, uint32_t job_id, size_t *len);
+bool cbb_outplan_exists(cbb_statedir_t *sd, uint32_t job_id);
+/* The jobs that have one, up to max. */
+size_t cbb_outplan_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max);
 
 /*
  * One user's shared poll reply (<cluster>.u<uid>.poll, poll.c): the

@@ -1,0 +1,59 @@
+/*
+ * lost.h - a stage-out Slurm dropped (lost.c): data_out saves what it is
+ * to do; a sweep that finds the job over with that stage-out never seen
+ * to end finishes it as the job's own test_data_out would have.
+ */
+#ifndef CBB_LOST_H
+#define CBB_LOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "directive.h"
+#include "job.h"
+#include "jobstate.h"
+#include "statefile.h"
+
+/* data_out: save the plan's stage-out (--when= applied) in StateDir's
+ * .outplan; a failure is logged, never the hook's.  _once: only when
+ * there is none yet (a poll after a data_out of an earlier release). */
+void cbb_lost_save(cbb_job_ctx_t *j, const cbb_plan_t *plan);
+void cbb_lost_save_once(cbb_job_ctx_t *j, const cbb_plan_t *plan);
+
+/* A saved stage-out plan, read back. */
+typedef struct {
+	uint32_t uid, restart, array_job_id, array_task_id;
+	int64_t submit, saved;
+	bool requeued;
+	cbb_plan_t plan; /* its stage-out directives only */
+} cbb_lost_t;
+
+/* -1 (err says why: none, unreadable, another version: declined). */
+int cbb_lost_load(cbb_statedir_t *sd, uint32_t job_id, cbb_lost_t *out,
+		  cbb_err_t *err);
+void cbb_lost_free(cbb_lost_t *l);
+/* The run attempt the saved stage-out serves. */
+uint32_t cbb_lost_attempt(const cbb_lost_t *l);
+/* Whether the job's records never saw that stage-out end. */
+bool cbb_lost_open(const cbb_lost_t *l, const cbb_recs_t *recs);
+/*
+ * Finish job `id`'s dropped stage-out (self: the hook doing it, `by` its
+ * name in the log: "sweep (from job M)", "teardown"): one poll of it, as
+ * its test_data_out would do (starting what is missing, never twice).
+ * 0 when it ended, done or failed (the job's records are gone, as its
+ * teardown would have taken them), or a hurried teardown's mark covers
+ * it (scancel --hurry: not finished); 1 while it runs (the records stay
+ * for the next sweep); -1 when its plan cannot be read (logged).
+ */
+int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
+		    const cbb_job_facts_t *f, const char *by);
+/*
+ * The teardown without hurry, the last hook of the job: when its
+ * stage-out was never seen to end and Slurm says the job has ended (a
+ * stage-out hook killed, then the teardown that TeardownFailure queues),
+ * finish it as above.  true when it still runs: the caller keeps the
+ * job's records for the sweeps.
+ */
+bool cbb_lost_teardown(cbb_job_ctx_t *j);
+
+#endif
