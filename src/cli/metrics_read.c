@@ -131,8 +131,7 @@ void cbb_metrics_read_audit(const char *path, metrics_t *m)
 			out = OUT_FAILED;
 		m->directives[s][out]++;
 		v = json_object_get(o, "finished_by");
-		m->dropped_out += s && json_is_string(v) &&
-				  !strcmp(json_string_value(v), "sweep");
+		m->dropped_out += s && json_is_string(v);
 		if (out == OUT_FINISHED) {
 			double secs;
 			size_t b;

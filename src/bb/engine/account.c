@@ -250,8 +250,9 @@ static json_t *audit_line(const cbb_job_ctx_t *j, const cbb_directive_t *d,
 	json_object_set_new(o, "attempt", json_integer(attempt));
 	json_object_set_new(o, "direction", json_string(
 		d->stage == CBB_STAGE_IN ? "in" : "out"));
-	if (j->recovered) /* finished after Slurm dropped it (lost.c) */
-		json_object_set_new(o, "finished_by", json_string("sweep"));
+	if (j->finished_by) /* finished after Slurm dropped it (lost.c) */
+		json_object_set_new(o, "finished_by",
+				    json_string(j->finished_by));
 	if (cbb_directive_json_into(o, d, 0) < 0) {
 		json_decref(o);
 		return NULL;

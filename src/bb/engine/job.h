@@ -42,8 +42,9 @@ typedef struct {
 	bool account;      /* summarise the job when its staging ends */
 	bool abort_shared; /* teardown: no other task waits on the array's
 			      shared stage-ins, abort them too */
-	bool recovered;    /* a stage-out Slurm dropped, finished by a
-			      sweep (lost.c): its AuditLog lines say so */
+	const char *finished_by; /* a stage-out Slurm dropped, finished
+			      by a "sweep" or the "teardown" (lost.c):
+			      its AuditLog lines say which; else NULL */
 	uint32_t uid;      /* the job's user */
 	char user[16];     /* the same as text: Conduit's `user` */
 	/* what this hook call started, for its AuditLog hook record: the
