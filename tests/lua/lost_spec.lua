@@ -37,6 +37,16 @@ local function ran()
   j.info = info_of(j, { job_state = COMPLETED, exit_code = 0, burst_buffer_state = "staging-out" })
   return j
 end
+-- ... whose data_out saved its plan and started nothing (the server
+-- not taking starts), as one killed before its first start leaves it.
+local function ran_unstarted()
+  local j = ran()
+  faults('{"unavailable": ["StartTransfer"]}')
+  fresh()
+  slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
+  faults()
+  return j
+end
 local function out_key(j) return "SLURMJOB:" .. j.id .. ",CLUSTER:testcluster,.*SLURMTYPE:CONDUIT_POST," end
 local function arrived(j)
   return slurp(work .. "/out/" .. j.tag .. "-1.txt") == "alpha\n" and
@@ -151,11 +161,7 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
   end)
 
   it("nothing started before Slurm dropped it: the sweep starts each directive once", function()
-    local j = ran()
-    faults('{"unavailable": ["StartTransfer"]}')
-    fresh()
-    slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
-    faults()
+    local j = ran_unstarted()
     assert.are.equal(0, starts_of(j))
     spit(jobstates .. "/" .. j.id, "FAILED")
     assert.is_true(swept_to_end(j))
@@ -200,11 +206,7 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
   end)
 
   it("a job Slurm still stages out, or that is alive, is left to its own hooks", function()
-    local j = ran()
-    faults('{"unavailable": ["StartTransfer"]}')
-    fresh()
-    slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
-    faults()
+    local j = ran_unstarted()
     for _, st in ipairs({ "STAGE_OUT", "COMPLETING", "PENDING" }) do
       spit(jobstates .. "/" .. j.id, st)
       local calls = H.squeue_calls()
@@ -218,11 +220,7 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
   end)
 
   it("scancel --hurry's mark: the stage-out it dropped is not finished", function()
-    local j = ran()
-    faults('{"unavailable": ["StartTransfer"]}')
-    fresh()
-    slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
-    faults()
+    local j = ran_unstarted()
     spit(jobstates .. "/" .. j.id, "CANCELLED")
     fresh()
     -- a hurried teardown of a job that is over (its own abort, then the
@@ -234,11 +232,7 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
   end)
 
   it("a plan of another version is declined, never guessed at", function()
-    local j = ran()
-    faults('{"unavailable": ["StartTransfer"]}')
-    fresh()
-    slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)
-    faults()
+    local j = ran_unstarted()
     local p = slurp(plan_of(j))
     spit(plan_of(j) .. ".new", (p:gsub('"v":1,', '"v":9,')))
     sh("chmod 0600 " .. plan_of(j) .. ".new && mv " .. plan_of(j) .. ".new " .. plan_of(j))
