@@ -322,8 +322,9 @@ static int query_user(cbb_grpc_t *g, uint32_t uid, job_t *jobs, size_t n,
 /*
  * The jobs whose saved stage-out plan was never seen to end, asked about
  * with one squeue (at most DROPPED_ASK of them): those Slurm has ended
- * for good are the stage-outs it dropped, which the module's sweeps
- * finish (src/bb/engine/lost.c).
+ * for good, or shows in STAGE_OUT with no stage-out hook for ten minutes
+ * (cbb_outplan_dropped), are the stage-outs it dropped, which the
+ * module's sweeps finish (src/bb/engine/lost.c).
  */
 #define DROPPED_ASK 256
 static void find_dropped(const cbb_config_t *cfg, job_t *jobs, size_t n)
@@ -346,10 +347,15 @@ static void find_dropped(const cbb_config_t *cfg, job_t *jobs, size_t n)
 			   CBB_SQUEUE_TIMEOUT_MS, f) == 0)
 		for (i = 0; i < k; i++) {
 			job_t *j = &jobs[at[i]];
+			cbb_statedir_t dir;
 
 			/* (one the list leaves out is not known to be gone) */
+			cbb_statedir_init(&dir, cfg, j->sd->cluster);
 			j->dropped = f[i].cls != CBB_JOB_UNKNOWN &&
-				     cbb_job_ended_for_good(&f[i]);
+				     cbb_outplan_dropped(&dir, ids[i],
+					cbb_job_ended_for_good(&f[i]),
+					f[i].state);
+			cbb_statedir_close(&dir);
 			snprintf(j->slurm_state, sizeof(j->slurm_state), "%s",
 				 f[i].state);
 		}

@@ -99,6 +99,11 @@ PY
 echo STAGE_OUT > "$t/jobstates/$out"
 status
 row "$out" 'cbbuser +out +0 +0/1 .* (running|STUCK.*)$'
+# ... and dropped again once no stage-out hook of the job has run for ten
+# minutes (each one marks its plan): Slurm has no stage-out thread for it
+touch -d '-11 min' "$work/state/"*".$out.outplan"
+status
+row "$out" 'cbbuser +out +0 +0/1 .* dropped \(the job is STAGE_OUT and Slurm runs no stage-out hook'
 
 # the server down: StateDir's side only, exit 1, the reason on stderr
 sh tests/conduit/server-ctl.sh stop "$t/server"

@@ -117,7 +117,10 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
     assert.are.equal(0, (slurm_bb_data_out(j.id, j.script, j.uid, j.uid, j.info)))
     assert.is_true(exists(plan_of(j)))
     assert.are.equal("600", (io.popen("stat -c %a " .. plan_of(j)):read("*l")))
+    -- each stage-out poll marks it: the time of the job's last one
+    sh("touch -d '-11 min' " .. plan_of(j) .. " " .. plan_of(j) .. ".aged")
     assert.are.same({ 0 }, { H.poll("slurm_bb_test_data_out", j) })
+    assert.is_true(sh("test " .. plan_of(j) .. " -nt " .. plan_of(j) .. ".aged"))
     -- seen to end: Slurm's job over now, a sweep starts nothing
     spit(jobstates .. "/" .. j.id, "COMPLETED")
     due()
@@ -217,6 +220,17 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
       assert.are.equal(0, starts_of(j))
       assert.is_true(exists(plan_of(j)))
     end
+  end)
+
+  it("STAGE_OUT with no stage-out hook for ten minutes (a buffer Slurm lost): finished", function()
+    local j = ran_unstarted()
+    -- (ran(): squeue says STAGE_OUT) the job's last stage-out hook, long ago
+    sh("touch -d '-11 min' " .. plan_of(j))
+    assert.is_true(swept_to_end(j))
+    assert.is_true(arrived(j))
+    assert.are.equal(2, starts_of(j))
+    assert.is_true(logged_has("job " .. j.id .. ": sweep %(from job %d+%): stage%-out of attempt 0 " ..
+                              "completed after Slurm dropped it %(the job is STAGE_OUT%)"))
   end)
 
   it("scancel --hurry's mark: the stage-out it dropped is not finished", function()

@@ -94,11 +94,15 @@ oom:
 		    "Slurm to drop this stage-out, it could not be finished", n);
 }
 
-void cbb_lost_save_once(cbb_job_ctx_t *j, const cbb_plan_t *plan)
+void cbb_lost_polled(cbb_job_ctx_t *j, const cbb_plan_t *plan)
 {
+	if (!j->sd)
+		return;
 	/* (a poll after a data_out of an earlier release, which saved none) */
-	if (j->sd && !cbb_outplan_exists(j->sd, j->job_id))
+	if (!cbb_outplan_exists(j->sd, j->job_id))
 		cbb_lost_save(j, plan);
+	else
+		cbb_outplan_touch(j->sd, j->job_id);
 }
 
 static bool get_u32(const json_t *o, const char *k, uint32_t *v)
@@ -348,7 +352,8 @@ bool cbb_lost_teardown(cbb_job_ctx_t *j)
 	 * is not one whose stage-out was dropped */
 	cbb_job_state(cbb_conf_squeue(j->cfg, sq, sizeof(sq)), j->job_id,
 		      CBB_SQUEUE_TIMEOUT_MS, &f);
-	if (!cbb_job_ended_for_good(&f))
+	if (!cbb_outplan_dropped(j->sd, j->job_id, cbb_job_ended_for_good(&f),
+				 f.state))
 		return false;
 	if (!j->g->multi && cbb_grpc_open(j->g, j->cfg, 0, &err) < 0) {
 		cbb_job_log(j, CBB_LOG_ERROR, "teardown: its stage-out was never "

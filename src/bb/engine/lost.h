@@ -15,10 +15,12 @@
 #include "statefile.h"
 
 /* data_out: save the plan's stage-out (--when= applied) in StateDir's
- * .outplan; a failure is logged, never the hook's.  _once: only when
- * there is none yet (a poll after a data_out of an earlier release). */
+ * .outplan; a failure is logged, never the hook's.  _polled, for each
+ * stage-out poll: mark the plan (the time of the job's last stage-out
+ * hook), saving it first when there is none (a data_out of an earlier
+ * release). */
 void cbb_lost_save(cbb_job_ctx_t *j, const cbb_plan_t *plan);
-void cbb_lost_save_once(cbb_job_ctx_t *j, const cbb_plan_t *plan);
+void cbb_lost_polled(cbb_job_ctx_t *j, const cbb_plan_t *plan);
 
 /* A saved stage-out plan, read back. */
 typedef struct {

@@ -225,7 +225,9 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 
 			snprintf(by, sizeof(by), "sweep (from job %u)",
 				 self->job_id);
-			if (cbb_job_ended_for_good(&f[i]))
+			if (cbb_outplan_dropped(self->sd, ask[i],
+						cbb_job_ended_for_good(&f[i]),
+						f[i].state))
 				(void)cbb_lost_finish(self, ask[i], &f[i], by);
 			if (cbb_grpc_left_ms(self->g) < SWEEP_RPC_MIN_MS)
 				break;

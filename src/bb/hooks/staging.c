@@ -179,7 +179,7 @@ static int test_hook(lua_State *L, cbb_stage_t stage)
 		goto out;
 	if (stage == CBB_STAGE_OUT) {
 		cbb_stage_apply_when(&j, &c->plan);
-		cbb_lost_save_once(&j, &c->plan);
+		cbb_lost_polled(&j, &c->plan);
 	}
 	if (torn_down(c)) {
 		/*

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "statefile.h"
@@ -92,6 +93,36 @@ bool cbb_outplan_exists(cbb_statedir_t *sd, uint32_t job_id)
 		return false;
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	       S_ISREG(st.st_mode);
+}
+
+void cbb_outplan_touch(cbb_statedir_t *sd, uint32_t job_id)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	int dfd;
+
+	if ((dfd = cbb_sf_at(sd, false, job_id, CBB_SF(OUTPLAN), name,
+			     sizeof(name), NULL)) >= 0)
+		(void)utimensat(dfd, name, NULL, AT_SYMLINK_NOFOLLOW);
+}
+
+bool cbb_outplan_dropped(cbb_statedir_t *sd, uint32_t job_id, bool ended,
+			 const char *slurm_state)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	struct stat st;
+	int dfd;
+
+	if (ended)
+		return true;
+	/* STAGE_OUT with no stage-out hook of its own for that long: Slurm
+	 * has no stage-out thread for it (a buffer it lost in a restart) */
+	if (!slurm_state || strcmp(slurm_state, "STAGE_OUT") ||
+	    (dfd = cbb_sf_at(sd, false, job_id, CBB_SF(OUTPLAN), name,
+			     sizeof(name), NULL)) < 0 ||
+	    fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return false;
+	return time(NULL) - st.st_mtime >= CBB_OUTPLAN_QUIET_S;
 }
 
 size_t cbb_outplan_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max)

@@ -327,6 +327,18 @@ char *cbb_outplan_read(cbb_statedir_t *sd, uint32_t job_id, size_t *len);
 bool cbb_outplan_exists(cbb_statedir_t *sd, uint32_t job_id);
 /* The jobs that have one, up to max. */
 size_t cbb_outplan_jobs(cbb_statedir_t *sd, uint32_t *ids, size_t max);
+/* Every stage-out hook of the job marks it (its mtime: the last one). */
+void cbb_outplan_touch(cbb_statedir_t *sd, uint32_t job_id);
+/*
+ * Whether Slurm has dropped the job's stage-out: it ended the job for
+ * good (`ended`, from squeue), or shows it in STAGE_OUT while no
+ * stage-out hook of the job has run for CBB_OUTPLAN_QUIET_S (Slurm polls
+ * a stage-out every PollInterval; this long without one, no thread of
+ * Slurm's is left to: a buffer it lost in a restart).
+ */
+#define CBB_OUTPLAN_QUIET_S 600
+bool cbb_outplan_dropped(cbb_statedir_t *sd, uint32_t job_id, bool ended,
+			 const char *slurm_state);
 
 /*
  * One user's shared poll reply (<cluster>.u<uid>.poll, poll.c): the
