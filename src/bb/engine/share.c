@@ -193,27 +193,20 @@ static void save(cbb_job_ctx_t *j, cbb_share_t *s, const uint8_t *raw,
 	free(s->part_len);
 }
 
-/* One Query for every staging job of the user StateDir knows, saved. */
-static void ask_for_all(cbb_job_ctx_t *j, cbb_facts_t *f)
+/* One Query for the jobs being polled (ids, n: the asker among them),
+ * saved for the others. */
+static void ask_for_all(cbb_job_ctx_t *j, cbb_facts_t *f, uint32_t *ids,
+			size_t n)
 {
-	uint32_t *ids = malloc(SHARE_JOBS_MAX * sizeof(*ids));
 	cbb_share_t s;
 	uint8_t *raw = NULL;
-	size_t n = 0, i, len, raw_len = 0;
+	size_t len, raw_len = 0;
 	char *rx;
 
 	memset(&s, 0, sizeof(s));
-	if (ids)
-		n = cbb_share_pollers(j->sd, ids, SHARE_JOBS_MAX - 1,
-				      SHARE_POLLED_S);
-	for (i = 0; i < n && ids[i] != j->job_id; i++)
-		;
-	if (ids && i == n)
-		ids[n++] = j->job_id;
-	len = ids ? cbb_key_jobs_regex(NULL, 0, j->cluster, ids, n) + 1 : 0;
+	len = cbb_key_jobs_regex(NULL, 0, j->cluster, ids, n) + 1;
 	rx = len ? malloc(len) : NULL;
 	if (!rx) {
-		free(ids);
 		f->answer = CBB_ANSWER_RETRY;
 		cbb_err(&f->query_err, "conduit_bb: out of memory");
 		return;
@@ -233,11 +226,14 @@ static void ask_for_all(cbb_job_ctx_t *j, cbb_facts_t *f)
 		only_job(j->cluster, j->job_id, &f->have);
 	}
 	free(raw);
-	free(ids);
 }
 
 bool cbb_share_query(cbb_job_ctx_t *j, cbb_facts_t *f)
 {
+	uint32_t *ids;
+	size_t n, i;
+	bool shared;
+
 	/* (a plan without directives: the teardown's look at what still
 	 * runs, which must see the server as it is now) */
 	if (!j->cfg->poll_share_s || j->array_job_id || !j->sd || !f->plan ||
@@ -251,8 +247,21 @@ bool cbb_share_query(cbb_job_ctx_t *j, cbb_facts_t *f)
 	cbb_err_clear(&f->query_err);
 	if (from_saved(j, f))
 		return true;
-	ask_for_all(j, f);
-	return true;
+	ids = malloc(SHARE_JOBS_MAX * sizeof(*ids));
+	if (!ids)
+		return false;
+	n = cbb_share_pollers(j->sd, ids, SHARE_JOBS_MAX - 1, SHARE_POLLED_S);
+	for (i = 0; i < n && ids[i] != j->job_id; i++)
+		;
+	if (i == n)
+		ids[n++] = j->job_id;
+	/* the only job being polled: nobody to share with (its own next
+	 * poll asks anew), so it asks alone, as without sharing */
+	shared = n > 1;
+	if (shared)
+		ask_for_all(j, f, ids, n);
+	free(ids);
+	return shared;
 }
 
 bool cbb_share_status(cbb_statedir_t *sd, const cbb_config_t *cfg,
