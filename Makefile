@@ -95,7 +95,8 @@ CLI_ADMIN := bb/lang/directive_json core/bytes core/curl_dl core/crypto_dl core/
              switch/jobinfo switch/controller \
              cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
              cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics cli/metrics_read cli/metrics_render \
-             cli/apart cli/doctor_report cli/doctor_as cli/atomic_file
+             cli/apart cli/doctor_report cli/doctor_as cli/atomic_file \
+             $(BB) cli/recover
 HDRS   := $(wildcard src/*/*.h src/bb/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch; and
@@ -120,8 +121,8 @@ PIC    := $(B)/pic
 LB     := $(B)/lua$(LUA_VERSION)
 SO     := $(LB)/conduit_bb.so
 CLI    := $(B)/conduit-bb
-CLI_OWN    := $(filter cli/%,$(CLI_SRC) $(CLI_ADMIN))
-CLI_SHARED := $(filter-out cli/%,$(CLI_SRC) $(CLI_ADMIN))
+CLI_OWN    := $(sort $(filter cli/%,$(CLI_SRC) $(CLI_ADMIN)))
+CLI_SHARED := $(sort $(filter-out cli/%,$(CLI_SRC) $(CLI_ADMIN)))
 $(PIC)/core/%.o $(LB)/core/%.o: INC = -Isrc/core
 $(PIC)/bb/lang/%.o: INC = -Isrc/core $(I_LANG)
 $(PIC)/bb/names/%.o: INC = -Isrc/core $(I_NAMES)

@@ -307,6 +307,8 @@ part_admin() {
 		sh tests/admin/status.sh
 	check "conduit-bb metrics: parsed by a Prometheus text parser, values from the hooks' AuditLog and StateDir" \
 		sh tests/admin/metrics.sh
+	check "conduit-bb recover: a stage-out Slurm dropped finished now, once; one Slurm still runs left alone" \
+		sh tests/admin/recover.sh
 	check "man pages render without warnings, every key of config.c's table in conduit_bb.conf(5)" \
 		sh tests/admin/manpages.sh
 }

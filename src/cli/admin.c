@@ -11,6 +11,7 @@ void cbb_admin_usage(FILE *f)
 		"       conduit-bb status [--json] [--all] [--stuck DURATION] "
 		"[--config FILE]\n"
 		"       conduit-bb metrics [--output FILE] [--config FILE]\n"
+		"       conduit-bb recover [--config FILE] [JOB...]\n"
 		"\n"
 		"doctor checks the installation end to end (run it as root or "
 		"SlurmUser):\n"
@@ -22,5 +23,8 @@ void cbb_admin_usage(FILE *f)
 		"(as root), from one Query for all of them.\n"
 		"metrics prints Prometheus text (AuditLog counters, StateDir "
 		"gauges) for\n"
-		"node_exporter's textfile collector.\n");
+		"node_exporter's textfile collector.\n"
+		"recover finishes now the stage-outs Slurm dropped (a slurmctld "
+		"restart\n"
+		"killed their hooks), as the next hook's sweep would (as root).\n");
 }

@@ -6,6 +6,7 @@
  *   status   every staging job StateDir knows, one Query (status.c)
  *   metrics  Prometheus text for node_exporter's textfile collector
  *            (metrics.c)
+ *   recover  finish now the stage-outs Slurm dropped (recover.c)
  *
  * Each takes main's argc/argv (argv[1] is the command) and returns the
  * exit status.
@@ -18,6 +19,7 @@
 int cbb_cmd_doctor(int argc, char **argv);
 int cbb_cmd_status(int argc, char **argv);
 int cbb_cmd_metrics(int argc, char **argv);
+int cbb_cmd_recover(int argc, char **argv);
 
 /* The usage lines of these commands. */
 void cbb_admin_usage(FILE *f);

@@ -440,6 +440,8 @@ int main(int argc, char **argv)
 		return cbb_cmd_status(argc, argv);
 	if (!strcmp(argv[1], "metrics"))
 		return cbb_cmd_metrics(argc, argv);
+	if (!strcmp(argv[1], "recover"))
+		return cbb_cmd_recover(argc, argv);
 	fprintf(stderr, "conduit-bb: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	cbb_admin_usage(stderr);

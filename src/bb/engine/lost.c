@@ -285,7 +285,8 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
 	j.array_job_id = l.array_task_id != CBB_NO_VAL ? l.array_job_id : 0;
 	j.array_task_id = l.array_task_id;
 	j.account = true;
-	j.finished_by = strcmp(by, "teardown") ? "sweep" : "teardown";
+	j.finished_by = !strcmp(by, "teardown") ? "teardown" :
+			!strncmp(by, "sweep", 5) ? "sweep" : "conduit-bb recover";
 	if (cbb_over_for(j.sd, id, l.submit)) {
 		/* scancel --hurry took it: not to be finished */
 		cbb_job_log(&j, CBB_LOG_VERBOSE, "%s: its stage-out was dropped "
