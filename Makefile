@@ -178,8 +178,12 @@ $(CLI): $(addprefix $(B)/cli/,$(addsuffix .o,$(CLI_OWN))) \
 $(B) $(LB):
 	mkdir -p $@
 
+# (conduit-bb too, after them: it links the same $(PIC) objects, and a
+# make of its own running beside these would compile them a second time,
+# newer than the modules linked from them, which the next make relinks)
 lua-all: $(GEN)/conduit.pb-c.h
 	for v in 5.1 5.2 5.3 5.4; do $(MAKE) --no-print-directory LUA_VERSION=$$v $(B)/lua$$v/conduit_bb.so || exit 1; done
+	$(MAKE) --no-print-directory $(CLI)
 
 # ---- the switch/lua plugin for Slurm (slurm/switch_lua/) --------------
 include slurm/switch_lua/switch_lua.mk

@@ -115,7 +115,7 @@ $(ASAN)/bin/lua5.4: tests/lua/lua_asan.c
 	@$(CC) -std=gnu99 -O1 -g -Wall -Wextra $(SAN) $< \
 	  $$($(PKG_CONFIG) --cflags --libs lua5.4) -o $@
 
-test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(ASAN)/bin/lua5.4 $(CLI) $(addprefix $(T)/unit_,$(UNITS)) \
+test-build: $(GEN)/py/conduit_pb2.py lua-all $(ASAN)/mod/lua5.4/conduit_bb.so $(ASAN)/bin/lua5.4 $(addprefix $(T)/unit_,$(UNITS)) \
             $(addprefix $(ASAN)/unit_,$(UNITS)) $(ASAN)/fuzz_replay \
             $(addprefix $(T)/hook_loop-,$(TEST_LUAS)) $(T)/test_switch \
             $(B)/switch_lua/switch-lua-run $(T)/test_runner
