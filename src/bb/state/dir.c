@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -284,3 +285,65 @@ void cbb_lock_release(int fd)
 		close(fd); /* releases the lock */
 }
 
+
+/* ---- files replaced whole, and read only when private --------------- */
+
+int cbb_sf_replace(int dfd, const char *name, const char *suffix,
+		   const cbb_sf_part_t *part, size_t n)
+{
+	char tmp[CBB_CLUSTER_MAX + 96];
+	size_t base = strlen(name), sl = strlen(suffix), i;
+	unsigned char rnd[6];
+	int fd, e;
+	bool ok;
+
+	if (base > sl + 1 && name[base - sl - 1] == '.' &&
+	    !strcmp(name + base - sl, suffix))
+		base -= sl + 1;
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+		return -1;
+	/* (named .<name's base>.<random>.<suffix>: one a crash left behind
+	 * is no job's file and is never read) */
+	if ((size_t)snprintf(tmp, sizeof(tmp),
+			     ".%.*s.%02x%02x%02x%02x%02x%02x.%s", (int)base,
+			     name, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
+			     rnd[5], suffix) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+		    O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	ok = true;
+	for (i = 0; ok && i < n; i++)
+		ok = !part[i].n || write(fd, part[i].p, part[i].n) ==
+					   (ssize_t)part[i].n;
+	e = ok ? 0 : errno;
+	ok = close(fd) == 0 && ok;
+	if (!ok || renameat(dfd, tmp, dfd, name) < 0) {
+		e = e ? e : errno;
+		(void)unlinkat(dfd, tmp, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+int cbb_sf_open_private(int dfd, const char *name, size_t max,
+			struct stat *st)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+			O_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	/* only what this user wrote, and nobody else could have */
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) ||
+	    st->st_uid != geteuid() || (st->st_mode & 077) ||
+	    st->st_size > (off_t)max) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}

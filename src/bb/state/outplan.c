@@ -3,18 +3,14 @@
  * cbb_outplan_*): <cluster>.<job>.outplan, the text data_out saved of
  * what its stage-out is to do, so that a stage-out Slurm drops (a
  * data_out killed by a slurmctld restart is never run again) can be
- * finished without the job's script.  Written whole under a fresh name,
- * then renamed over the old one; read only when it is a regular file of
- * this process's user, mode 0600, within CBB_OUTPLAN_MAX bytes.  What
+ * finished without the job's script.  Replaced whole (cbb_sf_replace);
+ * read only when private to this process's user (cbb_sf_open_private),
+ * within CBB_OUTPLAN_MAX bytes.  What
  * the text says is the stage code's (engine/lost.c); here it is bytes.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,10 +21,9 @@
 int cbb_outplan_write(cbb_statedir_t *sd, uint32_t job_id, const char *text,
 		      size_t len, cbb_err_t *err)
 {
-	char name[CBB_CLUSTER_MAX + 48], tmp[CBB_CLUSTER_MAX + 80];
-	unsigned char rnd[6];
-	int dfd, fd;
-	bool ok;
+	char name[CBB_CLUSTER_MAX + 48];
+	cbb_sf_part_t part = { text, len };
+	int dfd;
 
 	if (len > CBB_OUTPLAN_MAX)
 		return cbb_err(err, "stage-out plan of %zu bytes is over %zu",
@@ -36,25 +31,9 @@ int cbb_outplan_write(cbb_statedir_t *sd, uint32_t job_id, const char *text,
 	if ((dfd = cbb_sf_at(sd, true, job_id, CBB_SF(OUTPLAN), name,
 			     sizeof(name), err)) < 0)
 		return -1;
-	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
-		return cbb_err(err, "no random bytes for a file name");
-	/* (named .<cluster>.<job>.<random>.outplan: one a crash left behind
-	 * is not a job's file, and never read) */
-	snprintf(tmp, sizeof(tmp), ".%s.%" PRIu32 ".%02x%02x%02x%02x%02x%02x.%s",
-		 sd->cluster, job_id, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
-		 rnd[5], CBB_SF(OUTPLAN));
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-	if (fd < 0)
-		return cbb_err(err, "cannot write %s: %s", tmp, strerror(errno));
-	ok = write(fd, text, len) == (ssize_t)len;
-	ok = close(fd) == 0 && ok;
-	if (!ok || renameat(dfd, tmp, dfd, name) < 0) {
-		int e = errno;
-
-		(void)unlinkat(dfd, tmp, 0);
-		return cbb_err(err, "cannot write %s: %s", name, strerror(e));
-	}
+	if (cbb_sf_replace(dfd, name, CBB_SF(OUTPLAN), &part, 1) < 0)
+		return cbb_err(err, "cannot write %s: %s", name,
+			       strerror(errno));
 	return 0;
 }
 
@@ -65,18 +44,9 @@ char *cbb_outplan_read(cbb_statedir_t *sd, uint32_t job_id, size_t *len)
 	int dfd, fd;
 
 	if ((dfd = cbb_sf_at(sd, false, job_id, CBB_SF(OUTPLAN), name,
-			     sizeof(name), NULL)) < 0)
+			     sizeof(name), NULL)) < 0 ||
+	    (fd = cbb_sf_open_private(dfd, name, CBB_OUTPLAN_MAX, &st)) < 0)
 		return NULL;
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return NULL;
-	/* only what this user wrote, and nobody else could have */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 077) ||
-	    st.st_size > (off_t)CBB_OUTPLAN_MAX) {
-		close(fd);
-		return NULL;
-	}
 	text = cbb_sf_read_all(fd, CBB_OUTPLAN_MAX + 1, len);
 	close(fd);
 	return text;

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,14 +129,9 @@ int cbb_share_read(cbb_statedir_t *sd, uint32_t uid, uint32_t job_id,
 	if ((dfd = cbb_sf_dir(sd, false, NULL)) < 0)
 		return -1;
 	share_name(name, sizeof(name), sd, uid);
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	fd = cbb_sf_open_private(dfd, name, CBB_SHARE_MAX, &st);
 	if (fd < 0)
 		return -1;
-	/* only what this user wrote, and nobody else could have */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_uid != geteuid() || (st.st_mode & 077) ||
-	    st.st_size > (off_t)CBB_SHARE_MAX)
-		goto bad;
 	head = malloc(SHARE_HEAD_MAX + 1);
 	if (!head)
 		goto bad;
@@ -172,11 +166,10 @@ bad:
 
 int cbb_share_write(cbb_statedir_t *sd, uint32_t uid, const cbb_share_t *s)
 {
-	char name[CBB_CLUSTER_MAX + 48], tmp[CBB_CLUSTER_MAX + 80], *head;
+	char name[CBB_CLUSTER_MAX + 48], *head;
 	size_t cap = 128 + strlen(s->server) + s->njobs * 32, n, i, total = 0;
-	unsigned char rnd[6];
-	int dfd, fd;
-	bool ok;
+	cbb_sf_part_t *part;
+	int dfd, rc;
 
 	if ((dfd = cbb_sf_dir(sd, false, NULL)) < 0 || cap > SHARE_HEAD_MAX)
 		return -1;
@@ -185,47 +178,34 @@ int cbb_share_write(cbb_statedir_t *sd, uint32_t uid, const cbb_share_t *s)
 	if (total > CBB_SHARE_MAX - cap)
 		return -1; /* (the polls then ask alone) */
 	head = malloc(cap);
-	if (!head)
+	part = calloc(s->njobs + 1, sizeof(*part));
+	if (!head || !part) {
+		free(head);
+		free(part);
 		return -1;
+	}
 	n = (size_t)snprintf(head, cap, SHARE_MAGIC "server %s\nuser %s\n"
 			     "sent %lld\nasker %" PRIu32 "\njobs ", s->server,
 			     s->user, (long long)s->sent_ms, s->asker);
 	for (i = 0; i < s->njobs && n < cap; i++)
 		n += (size_t)snprintf(head + n, cap - n, "%s%" PRIu32 ":%zu",
 				      i ? " " : "", s->jobs[i], s->part_len[i]);
-	if (n + 3 > cap) {
-		free(head);
-		return -1;
+	rc = -1;
+	if (n + 3 <= cap) {
+		head[n++] = '\n';
+		head[n++] = '\n';
+		part[0].p = head;
+		part[0].n = n;
+		for (i = 0; i < s->njobs; i++) {
+			part[i + 1].p = s->parts[i];
+			part[i + 1].n = s->part_len[i];
+		}
+		share_name(name, sizeof(name), sd, uid);
+		rc = cbb_sf_replace(dfd, name, CBB_SF(POLL), part, s->njobs + 1);
 	}
-	head[n++] = '\n';
-	head[n++] = '\n';
-	share_name(name, sizeof(name), sd, uid);
-	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
-		free(head);
-		return -1;
-	}
-	/* (named .<cluster>.u<uid>.<random>.poll: one a crash left behind is
-	 * swept with the old replies) */
-	snprintf(tmp, sizeof(tmp), ".%s.u%" PRIu32 ".%02x%02x%02x%02x%02x%02x.%s",
-		 sd->cluster, uid, rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
-		 rnd[5], CBB_SF(POLL));
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-		    O_CLOEXEC, 0600);
-	if (fd < 0) {
-		free(head);
-		return -1;
-	}
-	ok = write(fd, head, n) == (ssize_t)n;
-	for (i = 0; ok && i < s->njobs; i++)
-		ok = !s->part_len[i] || write(fd, s->parts[i], s->part_len[i]) ==
-					       (ssize_t)s->part_len[i];
 	free(head);
-	ok = close(fd) == 0 && ok;
-	if (!ok || renameat(dfd, tmp, dfd, name) < 0) {
-		(void)unlinkat(dfd, tmp, 0);
-		return -1;
-	}
-	return 0;
+	free(part);
+	return rc;
 }
 
 int64_t cbb_share_started_ms(cbb_statedir_t *sd, uint32_t job_id)

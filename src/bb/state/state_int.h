@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include "buf.h"
 #include "key.h"
 #include "statefile.h"
@@ -79,6 +81,27 @@ size_t cbb_sd_jobs_with(cbb_statedir_t *sd, cbb_sd_kind_t kind, uint32_t *ids,
 			size_t max, time_t since);
 /* forget.c: sweep the .skipped, .over and old .shared files (see there). */
 void cbb_sd_sweep_old(cbb_statedir_t *sd);
+
+/*
+ * dir.c: replace StateDir's file `name` (whose kind is `suffix`) whole:
+ * the parts written to a fresh file, ".<name's base>.<random>.<suffix>",
+ * then renamed over `name`, so no reader sees half of one.  0, or -1
+ * with errno set (the fresh file removed).
+ */
+typedef struct {
+	const void *p;
+	size_t n;
+} cbb_sf_part_t;
+int cbb_sf_replace(int dfd, const char *name, const char *suffix,
+		   const cbb_sf_part_t *part, size_t n);
+/*
+ * dir.c: open StateDir's file `name` for reading only when nobody but
+ * this process's user can have written it: a regular file of this user,
+ * no group or other bits, at most max bytes (st: its stat).  An fd, or
+ * -1 when there is none that can be trusted.
+ */
+int cbb_sf_open_private(int dfd, const char *name, size_t max,
+			struct stat *st);
 
 /* dir.c: take the lock on a file of StateDir (see there). */
 int cbb_sf_lock_at(int dfd, const char *name, unsigned wait_ms);
