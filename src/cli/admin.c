@@ -28,3 +28,30 @@ void cbb_admin_usage(FILE *f)
 		"restart\n"
 		"killed their hooks), as the next hook's sweep would (as root).\n");
 }
+
+int cbb_admin_config(const char *path, cbb_config_t *cfg)
+{
+	cbb_err_t err;
+
+	cbb_err_clear(&err);
+	if (cbb_config_load(cfg, path, &err) == 0)
+		return 0;
+	fprintf(stderr, "conduit-bb: %s\n", err.msg);
+	cbb_config_free(cfg);
+	return 2;
+}
+
+int cbb_admin_statedir(const char *path, cbb_config_t *cfg,
+		       cbb_sd_list_t *sd)
+{
+	cbb_err_t err;
+
+	if (cbb_admin_config(path, cfg))
+		return 2;
+	cbb_err_clear(&err);
+	if (cbb_sd_become_owner(cfg, &err) == 0 && cbb_sd_list(cfg, sd, &err) == 0)
+		return 0;
+	fprintf(stderr, "conduit-bb: %s\n", err.msg);
+	cbb_config_free(cfg);
+	return 2;
+}

@@ -16,10 +16,23 @@
 
 #include <stdio.h>
 
+#include "config.h"
+#include "statedir.h"
+
 int cbb_cmd_doctor(int argc, char **argv);
 int cbb_cmd_status(int argc, char **argv);
 int cbb_cmd_metrics(int argc, char **argv);
 int cbb_cmd_recover(int argc, char **argv);
+
+/*
+ * What they share: the config loaded (cbb_admin_config), and for the
+ * commands that read StateDir, run as its owner and its jobs listed
+ * (cbb_admin_statedir).  0, or 2 (the exit status) once the reason is on
+ * stderr and nothing is left to free.
+ */
+int cbb_admin_config(const char *path, cbb_config_t *cfg);
+int cbb_admin_statedir(const char *path, cbb_config_t *cfg,
+		       cbb_sd_list_t *sd);
 
 /* The usage lines of these commands. */
 void cbb_admin_usage(FILE *f);

@@ -104,12 +104,9 @@ int cbb_cmd_metrics(int argc, char **argv)
 			return 2;
 		}
 	}
-	cbb_err_clear(&err);
-	if (cbb_config_load(&cfg, config, &err) < 0) {
-		fprintf(stderr, "conduit-bb: %s\n", err.msg);
-		cbb_config_free(&cfg);
+	if (cbb_admin_config(config, &cfg))
 		return 2;
-	}
+	cbb_err_clear(&err);
 	cbb_buf_init(&b, (size_t)4 << 20);
 	if (collect_apart(&cfg, &b) < 0) {
 		fprintf(stderr, "conduit-bb: cannot read StateDir and AuditLog\n");

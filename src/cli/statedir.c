@@ -1,7 +1,9 @@
 /* statedir.c - see statedir.h */
 #include "statedir.h"
 
+#include "jobstate.h"
 #include "key.h"
+#include "lost.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -205,4 +207,60 @@ void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st)
 		st->refused += r->kind == CBB_REC_REFUSED;
 		st->lost += r->kind == CBB_REC_LOST;
 	}
+}
+
+size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
+		    const uint32_t *only, size_t nonly, bool unreadable,
+		    cbb_sd_plan_t *out, size_t max, bool *answered)
+{
+	cbb_job_facts_t *f;
+	uint32_t *ids;
+	char sq[4200];
+	size_t i, k = 0, o;
+
+	*answered = true;
+	for (i = 0; i < sd->n && k < max; i++) {
+		cbb_statedir_t dir;
+		int open;
+
+		if (!(sd->v[i].files & CBB_SD_OUTPLAN))
+			continue;
+		for (o = 0; o < nonly && only[o] != sd->v[i].job_id; o++)
+			;
+		if (nonly && o == nonly)
+			continue;
+		cbb_statedir_init(&dir, cfg, sd->v[i].cluster);
+		open = cbb_lost_is_open(&dir, sd->v[i].job_id);
+		cbb_statedir_close(&dir);
+		if (open == 1 || (open < 0 && unreadable)) {
+			memset(&out[k], 0, sizeof(out[k]));
+			out[k++].job = &sd->v[i];
+		}
+	}
+	if (k == 0)
+		return 0;
+	f = calloc(k, sizeof(*f));
+	ids = calloc(k, sizeof(*ids));
+	for (i = 0; f && ids && i < k; i++)
+		ids[i] = out[i].job->job_id;
+	if (!f || !ids || cbb_jobs_state(cbb_conf_squeue(cfg, sq, sizeof(sq)),
+					 ids, k, CBB_SQUEUE_TIMEOUT_MS, f) < 0) {
+		*answered = false;
+	} else {
+		for (i = 0; i < k; i++) {
+			cbb_statedir_t dir;
+
+			out[i].f = f[i];
+			/* (one the list leaves out is not known to be gone) */
+			cbb_statedir_init(&dir, cfg, out[i].job->cluster);
+			out[i].dropped = f[i].cls != CBB_JOB_UNKNOWN &&
+					 cbb_outplan_dropped(&dir, ids[i],
+						cbb_job_ended_for_good(&f[i]),
+						f[i].state);
+			cbb_statedir_close(&dir);
+		}
+	}
+	free(f);
+	free(ids);
+	return k;
 }

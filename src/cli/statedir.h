@@ -15,6 +15,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "err.h"
+#include "jobstate.h"
 #include "statefile.h"
 
 enum {
@@ -60,6 +61,24 @@ typedef struct {
 	unsigned started, unsure, refused, lost;
 } cbb_sd_stage_t;
 void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st);
+
+/*
+ * The jobs of `sd` whose stage-out plan was never seen to end
+ * (cbb_lost_is_open; with `unreadable`, one whose plan or records cannot
+ * be read too), only those of `only` when nonly > 0, at most max, into
+ * out[], asked about with one squeue: what it said of each, and whether
+ * Slurm dropped that stage-out (cbb_outplan_dropped; a job the answer
+ * leaves out is not known to be gone).  Returns how many; *answered is
+ * false when squeue gave no answer (then none is dropped).
+ */
+typedef struct {
+	cbb_sd_job_t *job;
+	cbb_job_facts_t f;
+	bool dropped;
+} cbb_sd_plan_t;
+size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
+		    const uint32_t *only, size_t nonly, bool unreadable,
+		    cbb_sd_plan_t *out, size_t max, bool *answered);
 
 /*
  * Run as StateDir's owner from now on: the module refuses a StateDir

@@ -29,7 +29,6 @@
 #include "conduit.h"
 #include "config.h"
 #include "grpc.h"
-#include "jobstate.h"
 #include "key.h"
 #include "statedir.h"
 #include "statefile.h"
@@ -318,50 +317,31 @@ static int query_user(cbb_grpc_t *g, uint32_t uid, job_t *jobs, size_t n,
 	return 0;
 }
 
-/* Every user's Query, one connection for all. */
 /*
- * The jobs whose saved stage-out plan was never seen to end, asked about
- * with one squeue (at most DROPPED_ASK of them): those Slurm has ended
- * for good, or shows in STAGE_OUT with no stage-out hook for ten minutes
- * (cbb_outplan_dropped), are the stage-outs it dropped, which the
- * module's sweeps finish (src/bb/engine/lost.c).
+ * The jobs whose stage-out plan was never seen to end, asked about with
+ * one squeue (cbb_sd_plans): those Slurm dropped (ended for good, or in
+ * STAGE_OUT with no stage-out hook for ten minutes) are shown so; the
+ * module's sweeps finish them (src/bb/engine/lost.c).
  */
 #define DROPPED_ASK 256
-static void find_dropped(const cbb_config_t *cfg, job_t *jobs, size_t n)
+static void find_dropped(const cbb_config_t *cfg, cbb_sd_list_t *sd,
+			 job_t *jobs)
 {
-	uint32_t ids[DROPPED_ASK];
-	size_t at[DROPPED_ASK], k = 0, i;
-	cbb_job_facts_t *f;
-	char sq[4200];
+	cbb_sd_plan_t p[DROPPED_ASK];
+	size_t k, i;
+	bool answered;
 
-	for (i = 0; i < n && k < DROPPED_ASK; i++) {
-		if (!(jobs[i].sd->files & CBB_SD_OUTPLAN) ||
-		    (jobs[i].out && jobs[i].accounted))
-			continue;
-		ids[k] = jobs[i].sd->job_id;
-		at[k++] = i;
+	k = cbb_sd_plans(cfg, sd, NULL, 0, false, p, DROPPED_ASK, &answered);
+	for (i = 0; answered && i < k; i++) {
+		job_t *j = &jobs[p[i].job - sd->v];
+
+		j->dropped = p[i].dropped;
+		snprintf(j->slurm_state, sizeof(j->slurm_state), "%s",
+			 p[i].f.state);
 	}
-	if (k == 0 || !(f = calloc(k, sizeof(*f))))
-		return;
-	if (cbb_jobs_state(cbb_conf_squeue(cfg, sq, sizeof(sq)), ids, k,
-			   CBB_SQUEUE_TIMEOUT_MS, f) == 0)
-		for (i = 0; i < k; i++) {
-			job_t *j = &jobs[at[i]];
-			cbb_statedir_t dir;
-
-			/* (one the list leaves out is not known to be gone) */
-			cbb_statedir_init(&dir, cfg, j->sd->cluster);
-			j->dropped = f[i].cls != CBB_JOB_UNKNOWN &&
-				     cbb_outplan_dropped(&dir, ids[i],
-					cbb_job_ended_for_good(&f[i]),
-					f[i].state);
-			cbb_statedir_close(&dir);
-			snprintf(j->slurm_state, sizeof(j->slurm_state), "%s",
-				 f[i].state);
-		}
-	free(f);
 }
 
+/* Every user's Query, one connection for all. */
 static int query_all(const cbb_config_t *cfg, job_t *jobs, size_t n,
 		     cbb_transfers_t *out, cbb_err_t *err)
 {
@@ -432,17 +412,8 @@ int cbb_cmd_status(int argc, char **argv)
 			return 2;
 		}
 	}
-	cbb_err_clear(&err);
-	if (cbb_config_load(&cfg, o.config, &err) < 0) {
-		fprintf(stderr, "conduit-bb: %s\n", err.msg);
-		cbb_config_free(&cfg);
+	if (cbb_admin_statedir(o.config, &cfg, &sd))
 		return 2;
-	}
-	if (cbb_sd_become_owner(&cfg, &err) < 0 || cbb_sd_list(&cfg, &sd, &err) < 0) {
-		fprintf(stderr, "conduit-bb: %s\n", err.msg);
-		cbb_config_free(&cfg);
-		return 2;
-	}
 	jobs = calloc(sd.n + 1, sizeof(*jobs));
 	if (!jobs) {
 		fprintf(stderr, "conduit-bb: out of memory\n");
@@ -477,7 +448,7 @@ int cbb_cmd_status(int argc, char **argv)
 		}
 	}
 	if (rc == 0)
-		find_dropped(&cfg, jobs, sd.n);
+		find_dropped(&cfg, &sd, jobs);
 	cbb_err_clear(&qerr);
 	if (rc == 0 && sd.n &&
 	    query_all(&cfg, jobs, sd.n, &t, &qerr) < 0) {

@@ -3,6 +3,7 @@
 # in a fresh directory $t, removed on exit with the server.
 #   jobs_setup NAME JOB_BASE   sets $t, $work (jobs.lua's WORK) and the
 #                              variables of $t/ids
+#   jobs_as_slurmuser          StateDir, client key and cert: nobody's
 jobs_setup() {
 	t=$(mktemp -d "/tmp/cbb-$1.XXXXXX")
 	chmod 0755 "$t"
@@ -17,6 +18,12 @@ jobs_setup() {
 		{ echo "the hooks could not set the jobs up"; exit 1; }
 	. "$t/ids"
 	work=$WORK
+}
+
+# StateDir and the client certificate and key owned by nobody, as
+# SlurmUser's would be (the admin commands, run as root, become it)
+jobs_as_slurmuser() {
+	chown -R nobody "$work/state" "$t/server/pki/service.key" "$t/server/pki/service.crt"
 }
 
 jobs_cleanup() {

@@ -14,7 +14,7 @@ CBB=$here/build/conduit-bb
 . tests/admin/jobs.sh
 jobs_setup recover 710000
 fail() { echo "FAILED: $*"; echo "--- recover said:"; cat "$t/out"; exit 1; }
-chown -R nobody "$work/state" "$t/server/pki/service.key" "$t/server/pki/service.crt"
+jobs_as_slurmuser
 chown nobody "$work/log/audit.log"
 : > "$t/jobstates/.calls" && chmod 0666 "$t/jobstates/.calls" # (run as nobody)
 recover() { # recover ARGS...: $rc, output in $t/out

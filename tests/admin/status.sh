@@ -14,8 +14,7 @@ CBB=$here/build/conduit-bb
 . tests/admin/jobs.sh
 jobs_setup status 700000
 fail() { echo "FAILED: $*"; echo "--- status said:"; cat "$t/out"; exit 1; }
-# as SlurmUser's: StateDir and the client certificate and key owned by nobody
-chown -R nobody "$work/state" "$t/server/pki/service.key" "$t/server/pki/service.crt"
+jobs_as_slurmuser
 
 status() { # status ARGS...: $rc, output in $t/out, Queries sent in $queries
 	before=$(grep -c '"method": "Query"' "$t/server/rpc.log")

@@ -43,8 +43,9 @@ typedef struct {
 	bool abort_shared; /* teardown: no other task waits on the array's
 			      shared stage-ins, abort them too */
 	const char *finished_by; /* a stage-out Slurm dropped, finished
-			      by a "sweep" or the "teardown" (lost.c):
-			      its AuditLog lines say which; else NULL */
+			      by a "sweep", the "teardown" or "conduit-bb
+			      recover" (lost.c): its AuditLog lines say
+			      which; else NULL */
 	uint32_t uid;      /* the job's user */
 	char user[16];     /* the same as text: Conduit's `user` */
 	/* what this hook call started, for its AuditLog hook record: the

@@ -260,15 +260,41 @@ bool cbb_lost_open(const cbb_lost_t *l, const cbb_recs_t *recs)
 	return true;
 }
 
+int cbb_lost_is_open(cbb_statedir_t *sd, uint32_t job_id)
+{
+	cbb_recs_t r;
+	cbb_lost_t l;
+	cbb_err_t err;
+	int open = -1;
+
+	if (!sd || !cbb_outplan_exists(sd, job_id))
+		return 0;
+	cbb_err_clear(&err);
+	if (cbb_lost_load(sd, job_id, &l, &err) < 0)
+		return -1;
+	if (cbb_recs_load(sd, job_id, UINT32_MAX, 0, &r, &err) == 0) {
+		open = cbb_lost_open(&l, &r);
+		cbb_recs_free(&r);
+	}
+	cbb_lost_free(&l);
+	return open;
+}
+
 int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
-		    const cbb_job_facts_t *f, const char *by)
+		    const cbb_job_facts_t *f, const char *who)
 {
 	cbb_job_ctx_t j;
 	cbb_lost_t l;
 	cbb_err_t err;
 	const char *state = f->state[0] ? f->state : "gone";
+	char by[64];
 	int rc;
 
+	/* the log's name for who does it: a sweep names the hook's job */
+	if (!strcmp(who, "sweep"))
+		snprintf(by, sizeof(by), "sweep (from job %u)", self->job_id);
+	else
+		snprintf(by, sizeof(by), "%s", who);
 	cbb_err_clear(&err);
 	if (cbb_lost_load(self->sd, id, &l, &err) < 0) {
 		cbb_job_log(self, CBB_LOG_ERROR, "%s: job %u: %s", by, id,
@@ -285,8 +311,7 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
 	j.array_job_id = l.array_task_id != CBB_NO_VAL ? l.array_job_id : 0;
 	j.array_task_id = l.array_task_id;
 	j.account = true;
-	j.finished_by = !strcmp(by, "teardown") ? "teardown" :
-			!strncmp(by, "sweep", 5) ? "sweep" : "conduit-bb recover";
+	j.finished_by = who;
 	if (cbb_over_for(j.sd, id, l.submit)) {
 		/* scancel --hurry took it: not to be finished */
 		cbb_job_log(&j, CBB_LOG_VERBOSE, "%s: its stage-out was dropped "
@@ -329,25 +354,10 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
 bool cbb_lost_teardown(cbb_job_ctx_t *j)
 {
 	cbb_job_facts_t f;
-	cbb_recs_t r;
-	cbb_lost_t l;
 	cbb_err_t err;
 	char sq[4200];
-	bool open;
 
-	if (!j->sd || !cbb_outplan_exists(j->sd, j->job_id))
-		return false;
-	cbb_err_clear(&err);
-	if (cbb_lost_load(j->sd, j->job_id, &l, &err) < 0)
-		return false;
-	if (cbb_recs_load(j->sd, j->job_id, UINT32_MAX, 0, &r, &err) < 0) {
-		cbb_lost_free(&l);
-		return false;
-	}
-	open = cbb_lost_open(&l, &r);
-	cbb_recs_free(&r);
-	cbb_lost_free(&l);
-	if (!open)
+	if (cbb_lost_is_open(j->sd, j->job_id) != 1)
 		return false; /* the usual case: seen to end */
 	/* Slurm's word: a job requeued (or still running its stage-out)
 	 * is not one whose stage-out was dropped */
@@ -356,6 +366,7 @@ bool cbb_lost_teardown(cbb_job_ctx_t *j)
 	if (!cbb_outplan_dropped(j->sd, j->job_id, cbb_job_ended_for_good(&f),
 				 f.state))
 		return false;
+	cbb_err_clear(&err);
 	if (!j->g->multi && cbb_grpc_open(j->g, j->cfg, 0, &err) < 0) {
 		cbb_job_log(j, CBB_LOG_ERROR, "teardown: its stage-out was never "
 			    "seen to end, and %s; the next sweep follows it",

@@ -38,9 +38,14 @@ void cbb_lost_free(cbb_lost_t *l);
 uint32_t cbb_lost_attempt(const cbb_lost_t *l);
 /* Whether the job's records never saw that stage-out end. */
 bool cbb_lost_open(const cbb_lost_t *l, const cbb_recs_t *recs);
+/* The same from StateDir: 1 the job's plan was never seen to end, 0 it
+ * was (or there is none), -1 it or the records cannot be read. */
+int cbb_lost_is_open(cbb_statedir_t *sd, uint32_t job_id);
 /*
- * Finish job `id`'s dropped stage-out (self: the hook doing it, `by` its
- * name in the log: "sweep (from job M)", "teardown"): one poll of it, as
+ * Finish job `id`'s dropped stage-out (self: the hook or command doing
+ * it, `who` what it is: "sweep", "teardown" or "conduit-bb recover", as
+ * its AuditLog lines and, a sweep with its job, its log lines say it):
+ * one poll of it, as
  * its test_data_out would do (starting what is missing, never twice).
  * 0 when it ended, done or failed (the job's records are gone, as its
  * teardown would have taken them), or a hurried teardown's mark covers
@@ -48,7 +53,7 @@ bool cbb_lost_open(const cbb_lost_t *l, const cbb_recs_t *recs);
  * for the next sweep); -1 when its plan cannot be read (logged).
  */
 int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
-		    const cbb_job_facts_t *f, const char *by);
+		    const cbb_job_facts_t *f, const char *who);
 /*
  * The teardown without hurry, the last hook of the job: when its
  * stage-out was never seen to end and Slurm says the job has ended (a

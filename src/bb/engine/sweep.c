@@ -221,14 +221,11 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 		}
 		if (out[i]) {
 			/* a stage-out Slurm dropped: finished (lost.c) */
-			char by[64];
-
-			snprintf(by, sizeof(by), "sweep (from job %u)",
-				 self->job_id);
 			if (cbb_outplan_dropped(self->sd, ask[i],
 						cbb_job_ended_for_good(&f[i]),
 						f[i].state))
-				(void)cbb_lost_finish(self, ask[i], &f[i], by);
+				(void)cbb_lost_finish(self, ask[i], &f[i],
+						      "sweep");
 			if (cbb_grpc_left_ms(self->g) < SWEEP_RPC_MIN_MS)
 				break;
 			continue;
