@@ -240,8 +240,10 @@ bool cbb_share_query(cbb_job_ctx_t *j, cbb_facts_t *f)
 	    !f->plan->n)
 		return false;
 	/* staging now (data_in and data_out too, so that the first polls
-	 * of a stage are covered): the next asking poll covers this job */
-	cbb_share_polled(j->sd, j->job_id);
+	 * of a stage are covered): the next asking poll covers this job
+	 * (not after its teardown: a hurried one does not stop the stage
+	 * hook Slurm already runs) */
+	cbb_share_polled(j->sd, j->job_id, f->starting, j->submit);
 	if (f->starting || !j->user[0])
 		return false;
 	cbb_err_clear(&f->query_err);

@@ -223,7 +223,8 @@ int64_t cbb_share_started_ms(cbb_statedir_t *sd, uint32_t job_id)
 	return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
 
-void cbb_share_polled(cbb_statedir_t *sd, uint32_t job_id)
+void cbb_share_polled(cbb_statedir_t *sd, uint32_t job_id, bool starting,
+		      int64_t submit)
 {
 	char name[CBB_CLUSTER_MAX + 48];
 	int dfd, fd;
@@ -237,6 +238,11 @@ void cbb_share_polled(cbb_statedir_t *sd, uint32_t job_id)
 		return;
 	(void)futimens(fd, NULL);
 	close(fd);
+	/* made after the teardown took the records: the teardown will not
+	 * come back for it (one still under way removes it after them) */
+	if (starting ? cbb_over_for(sd, job_id, submit) :
+		       !cbb_share_started_ms(sd, job_id))
+		(void)unlinkat(dfd, name, 0);
 }
 
 size_t cbb_share_pollers(cbb_statedir_t *sd, uint32_t *ids, size_t max,

@@ -373,8 +373,17 @@ int cbb_share_write(cbb_statedir_t *sd, uint32_t uid, const cbb_share_t *s);
 void cbb_share_free(cbb_share_t *s);
 /* When the job's .started records last changed (ms), 0 when it has none. */
 int64_t cbb_share_started_ms(cbb_statedir_t *sd, uint32_t job_id);
-/* The job is being polled now (its .polled mark's time). */
-void cbb_share_polled(cbb_statedir_t *sd, uint32_t job_id);
+/*
+ * The job is being polled now (its .polled mark's time).  A stage hook
+ * that Slurm runs after the job's teardown removed its files (a hurried
+ * teardown does not stop a hook already running) takes its mark back:
+ * a poll when the job has no .started records (the teardown removes them
+ * before the mark), a start (data_in, data_out: `starting`, of the
+ * attempt submitted at `submit`) when a hurried teardown's .over mark
+ * covers it (written before the files go).
+ */
+void cbb_share_polled(cbb_statedir_t *sd, uint32_t job_id, bool starting,
+		      int64_t submit);
 /* Up to max jobs polled within the last within_s seconds. */
 size_t cbb_share_pollers(cbb_statedir_t *sd, uint32_t *ids, size_t max,
 			 unsigned within_s);
