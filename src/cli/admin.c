@@ -11,7 +11,8 @@ void cbb_admin_usage(FILE *f)
 		"       conduit-bb status [--json] [--all] [--stuck DURATION] "
 		"[--config FILE]\n"
 		"       conduit-bb metrics [--output FILE] [--config FILE]\n"
-		"       conduit-bb recover [--config FILE] [JOB...]\n"
+		"       conduit-bb recover [--config FILE] [--after DURATION] "
+		"[--cancel-stuck] [JOB...]\n"
 		"\n"
 		"doctor checks the installation end to end (run it as root or "
 		"SlurmUser):\n"
@@ -20,13 +21,18 @@ void cbb_admin_usage(FILE *f)
 		"failed.\n"
 		"status lists every job StateDir knows with a stage in progress "
 		"or failed\n"
-		"(as root), from one Query for all of them.\n"
+		"(as root), from one Query for all of them, and the jobs a "
+		"slurmctld restart\n"
+		"left where Slurm will not move them.\n"
 		"metrics prints Prometheus text (AuditLog counters, StateDir "
 		"gauges) for\n"
 		"node_exporter's textfile collector.\n"
 		"recover finishes now the stage-outs Slurm dropped (a slurmctld "
 		"restart\n"
-		"killed their hooks), as the next hook's sweep would (as root).\n");
+		"killed their hooks), as the next hook's sweep would, releases "
+		"jobs held\n"
+		"for a hook Slurm killed and requeues jobs whose launch was lost "
+		"(as root).\n");
 }
 
 int cbb_admin_config(const char *path, cbb_config_t *cfg)

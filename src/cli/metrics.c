@@ -1,7 +1,8 @@
 /*
  * metrics.c - `conduit-bb metrics [--output FILE] [--config FILE]`:
  * Prometheus text exposition (format 0.0.4) for node_exporter's textfile
- * collector.  No network: it reads what the hooks leave behind.
+ * collector.  No Conduit server: it reads what the hooks leave behind,
+ * and asks Slurm (four short calls) what a restart left lost.
  *
  *   from the AuditLog (one JSON line per directive when its stage ends;
  *   counters, reset when logrotate starts a new file, which Prometheus's
@@ -24,6 +25,10 @@
  *                                                  (to retry), lost
  *                                                  (started again)
  *     conduit_bb_outage_jobs, conduit_bb_outage_seconds
+ *   from squeue and scontrol (slurmlost.h; left out when they do not
+ *   answer):
+ *     conduit_bb_jobs_lost_by_slurm{kind}          held, launch, stage-in,
+ *                                                  stage-out
  *
  * --output writes a new file of an unpredictable name beside FILE and
  * renames it over FILE, so the collector never reads half a file, and
@@ -55,6 +60,7 @@ static void collect(const cbb_config_t *cfg, cbb_buf_t *b)
 		if (cfg->audit_log)
 			cbb_metrics_read_audit(cfg->audit_log, &m);
 		cbb_metrics_read_state(cfg, &m);
+		cbb_metrics_read_slurm(cfg, &m);
 	} else {
 		fprintf(stderr, "conduit-bb: %s\n", err.msg);
 	}

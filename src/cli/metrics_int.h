@@ -50,6 +50,10 @@ typedef struct {
 	unsigned long long recs[2][4]; /* started, unconfirmed, refused, lost */
 	unsigned long long outage_jobs;
 	long long outage_s;
+	/* squeue and scontrol: the jobs a restart left where Slurm will not
+	 * move them (slurmlost.h), by kind (index CBB_SL_* - 1) */
+	bool slurm_ok;
+	unsigned long long lost[4];
 } metrics_t;
 
 /* Count what the AuditLog at path says (m->audit_set, audit_ok: whether
@@ -58,6 +62,9 @@ void cbb_metrics_read_audit(const char *path, metrics_t *m);
 
 /* Count what StateDir holds now (m->state_ok: whether it could be read). */
 void cbb_metrics_read_state(const cbb_config_t *cfg, metrics_t *m);
+
+/* Count the jobs Slurm lost in a restart (m->slurm_ok: it answered). */
+void cbb_metrics_read_slurm(const cbb_config_t *cfg, metrics_t *m);
 
 /* The Prometheus text (format 0.0.4) of m, appended to b. */
 void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "metrics_int.h"
+#include "slurmlost.h"
 #include "statedir.h"
 #include "statefile.h"
 
@@ -203,4 +204,15 @@ void cbb_metrics_read_state(const cbb_config_t *cfg, metrics_t *m)
 		m->recs[st.out][3] += st.lost;
 	}
 	cbb_sd_free(&sd);
+}
+
+void cbb_metrics_read_slurm(const cbb_config_t *cfg, metrics_t *m)
+{
+	static cbb_sl_list_t lost;
+	size_t i;
+
+	cbb_slurm_lost(cfg, -1, NULL, 0, &lost);
+	m->slurm_ok = lost.answered;
+	for (i = 0; i < lost.n; i++)
+		m->lost[lost.v[i].kind - 1]++;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "metrics_int.h"
+#include "slurmlost.h"
 
 static void family(cbb_buf_t *b, const char *name, const char *type,
 		   const char *help)
@@ -70,6 +71,22 @@ static void series(cbb_buf_t *b, const char *name, const char *label,
 				     label, value, sum);
 	(void)cbb_buf_printf(b, "%s_count{%s=\"%s\"} %llu\n", name, label,
 			     value, count);
+}
+
+/* What Slurm lost in a restart: left out when it gave no answer */
+static void lost_by_slurm(const metrics_t *m, cbb_buf_t *b)
+{
+	size_t k;
+
+	if (!m->slurm_ok)
+		return;
+	family(b, "conduit_bb_jobs_lost_by_slurm", "gauge",
+	       "Jobs a slurmctld restart left where Slurm will not move them "
+	       "(conduit-bb status lists them; conduit-bb recover acts).");
+	for (k = 0; k < 4; k++)
+		(void)cbb_buf_printf(b, "conduit_bb_jobs_lost_by_slurm{kind=\"%s\"} "
+				     "%llu\n", cbb_sl_kind_name((cbb_sl_kind_t)(k + 1)),
+				     m->lost[k]);
 }
 
 void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
@@ -146,6 +163,7 @@ void cbb_metrics_render(const metrics_t *m, cbb_buf_t *b)
 	family(b, "conduit_bb_statedir_readable", "gauge",
 	       "1 when StateDir could be read, else 0.");
 	(void)cbb_buf_printf(b, "conduit_bb_statedir_readable %d\n", m->state_ok);
+	lost_by_slurm(m, b);
 	if (!m->state_ok)
 		return;
 	per_stage(b, "conduit_bb_staging_jobs", "gauge",

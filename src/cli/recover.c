@@ -1,19 +1,34 @@
 /*
- * recover.c - `conduit-bb recover [--config FILE] [JOB...]`: finish now
- * the stage-outs Slurm dropped (docs/admin.md, "Stage-outs Slurm drops"),
- * as the next hook's sweep would, instead of waiting for one: every job
- * StateDir holds a stage-out plan of (or the jobs named) is asked about
- * with one squeue; each that Slurm has ended for good, or left in
- * STAGE_OUT with no stage-out hook for ten minutes, gets one poll of its
- * stage-out through the module's own engine (src/bb/engine/lost.c):
- * what is missing is started, once, with the job's keys and records, and
- * what runs is followed.  Run again until nothing is left running, or
- * leave the rest to the sweeps.  Every other job is left to Slurm.
+ * recover.c - `conduit-bb recover [--config FILE] [--after DURATION]
+ * [--cancel-stuck] [JOB...]`: what a slurmctld restart left for an admin
+ * to do (docs/admin.md, "What Slurm loses in a restart"), done at once:
  *
- * Run as root it becomes StateDir's owner first (SlurmUser), as the hooks
- * run.  Exit status: 0, 1 when a stage-out failed or could not be read,
- * 2 on a usage, config or StateDir problem.
+ * - the stage-outs Slurm dropped (docs/admin.md, "Stage-outs Slurm
+ *   drops") are finished as the next hook's sweep would: every job
+ *   StateDir holds a stage-out plan of (or the jobs named) is asked about
+ *   with one squeue; each that Slurm has ended for good, left in
+ *   STAGE_OUT with no buffer, or with no stage-out hook for ten minutes,
+ *   gets one poll of its stage-out through the module's own engine
+ *   (src/bb/engine/lost.c): what is missing is started, once, with the
+ *   job's keys and records, and what runs is followed;
+ * - the jobs Slurm will never move by itself (slurmlost.h) get what an
+ *   admin would do by hand: a job held because Slurm killed its stage-in
+ *   hook is released (`scontrol release`: Slurm stages it in again, and
+ *   the hooks find what is already there), a RUNNING job whose launch was
+ *   lost is requeued (`scontrol requeue`), and a job left in stage-in
+ *   with no buffer, which Slurm can neither start nor requeue, is
+ *   cancelled only with --cancel-stuck (`scancel`: its teardown aborts
+ *   its transfers; the user submits it again).
+ *
+ * Run again until nothing is left running, or leave the rest to the
+ * sweeps.  Every other job is left to Slurm.  Run as root it becomes
+ * StateDir's owner first (SlurmUser, an operator in Slurm's eyes), as
+ * the hooks run.  Exit status: 0, 1 when a stage-out failed or could not
+ * be read, an scontrol/scancel failed or Slurm did not say what it lost,
+ * 2 on a usage, config or StateDir problem or when squeue gave no answer
+ * about the stage-out plans.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +40,8 @@
 #include "jobstate.h"
 #include "log.h"
 #include "lost.h"
+#include "run.h"
+#include "slurmlost.h"
 #include "statedir.h"
 #include "statefile.h"
 
@@ -32,7 +49,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: conduit-bb recover [--config FILE] [JOB...]\n");
+	fprintf(f, "usage: conduit-bb recover [--config FILE] [--after DURATION] "
+		"[--cancel-stuck] [JOB...]\n");
 }
 
 /* The engine's log lines, as the command's output (its own, not Slurm's) */
@@ -76,21 +94,121 @@ static int finish(const cbb_config_t *cfg, const cbb_sd_plan_t *p)
 	return rc;
 }
 
+/* "N", "Ns" or "Nm", at most a week */
+static int duration(const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || v > 7 * 86400)
+		return -1;
+	if (!strcmp(end, "m"))
+		v *= 60;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	if (v > 7 * 86400)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* scontrol ACTION ID (or scancel ID): 0, or -1 with what it said */
+static int act(const cbb_config_t *cfg, const char *prog, const char *action,
+	       uint32_t id, char *said, size_t size)
+{
+	char path[4200], where[4200], idtxt[16], verb[16];
+	char *argv[] = { path, verb, idtxt, NULL };
+	cbb_buf_t out, err;
+	int status = -1, rc;
+
+	snprintf(path, sizeof(path), "%s", cbb_sl_beside(cfg, prog, where,
+							 sizeof(where)));
+	snprintf(idtxt, sizeof(idtxt), "%u", id);
+	snprintf(verb, sizeof(verb), "%s", action ? action : "");
+	if (!action) {
+		argv[1] = idtxt;
+		argv[2] = NULL;
+	}
+	cbb_buf_init(&out, 4096);
+	cbb_buf_init(&err, 4096);
+	rc = cbb_run(argv, 10000, &out, &err, &status);
+	snprintf(said, size, "%s", err.data && err.len ? err.data :
+		 rc < 0 ? "could not be run or timed out" : "");
+	said[strcspn(said, "\n")] = '\0';
+	cbb_buf_free(&out);
+	cbb_buf_free(&err);
+	return rc == 0 && status == 0 ? 0 : -1;
+}
+
+/* One job Slurm will not move by itself: what an admin would do. */
+static int unstick(const cbb_config_t *cfg, const cbb_sl_job_t *j,
+		   bool cancel)
+{
+	char what[256], said[512];
+	const char *prog = "scontrol", *action = NULL, *done = NULL;
+
+	cbb_sl_what(j, what, sizeof(what));
+	switch (j->kind) {
+	case CBB_SL_HELD:
+		action = "release";
+		done = "released: Slurm stages it in again";
+		break;
+	case CBB_SL_LAUNCH:
+		action = "requeue";
+		done = "requeued: Slurm runs it again";
+		break;
+	case CBB_SL_STAGE_IN:
+		if (!cancel) {
+			printf("job %u: %s; Slurm can neither start nor requeue it: "
+			       "cancel it (conduit-bb recover --cancel-stuck %u) and "
+			       "submit it again\n", j->job_id, what, j->job_id);
+			return 0;
+		}
+		prog = "scancel";
+		done = "cancelled: its teardown aborts its transfers; submit it "
+		       "again";
+		break;
+	case CBB_SL_STAGE_OUT:
+		printf("job %u: %s; its stage-out is conduit_bb's to finish (above); "
+		       "Slurm keeps showing STAGE_OUT\n", j->job_id, what);
+		return 0;
+	}
+	if (act(cfg, prog, action, j->job_id, said, sizeof(said)) < 0) {
+		printf("error: job %u: %s; %s %s%s%u failed: %s\n", j->job_id,
+		       what, prog, action ? action : "", action ? " " : "",
+		       j->job_id, said);
+		return -1;
+	}
+	printf("job %u: %s; %s\n", j->job_id, what, done);
+	return 0;
+}
+
 int cbb_cmd_recover(int argc, char **argv)
 {
 	const char *config = NULL;
+	static cbb_sl_list_t lost;
 	cbb_sd_plan_t p[RECOVER_MAX];
 	uint32_t only[RECOVER_MAX];
 	cbb_sd_list_t sd;
 	cbb_config_t cfg;
 	size_t i, k, nonly = 0;
-	bool answered;
+	bool answered, cancel = false;
+	long after = -1;
 	int a, rc = 0;
 
 	for (a = 2; a < argc; a++) {
 		if (!strcmp(argv[a], "--config") && a + 1 < argc &&
 		    nonly == 0) {
 			config = argv[++a];
+		} else if (!strcmp(argv[a], "--cancel-stuck") && nonly == 0) {
+			cancel = true;
+		} else if (!strcmp(argv[a], "--after") && a + 1 < argc &&
+			   nonly == 0 && duration(argv[a + 1], &after) == 0) {
+			a++;
 		} else if (argv[a][0] >= '0' && argv[a][0] <= '9' &&
 			   strspn(argv[a], "0123456789") == strlen(argv[a]) &&
 			   strlen(argv[a]) <= 10 && nonly < RECOVER_MAX &&
@@ -103,8 +221,14 @@ int cbb_cmd_recover(int argc, char **argv)
 	}
 	if (cbb_admin_statedir(config, &cfg, &sd))
 		return 2;
+	cbb_slurm_lost(&cfg, after, only, nonly, &lost);
+	if (!lost.answered) {
+		fprintf(stderr, "conduit-bb: squeue or scontrol gave no answer: "
+			"the jobs Slurm lost in a restart are not looked at\n");
+		rc = 1;
+	}
 	/* (a plan that cannot be read is looked at too: finish says why) */
-	k = cbb_sd_plans(&cfg, &sd, only, nonly, true, p, RECOVER_MAX,
+	k = cbb_sd_plans(&cfg, &sd, only, nonly, true, &lost, p, RECOVER_MAX,
 			 &answered);
 	if (!answered) {
 		fprintf(stderr, "conduit-bb: squeue gave no answer: nothing "
@@ -114,9 +238,13 @@ int cbb_cmd_recover(int argc, char **argv)
 	for (i = 0; rc != 2 && i < k; i++)
 		if (finish(&cfg, &p[i]) < 0)
 			rc = 1;
+	for (i = 0; rc != 2 && i < lost.n; i++)
+		if (unstick(&cfg, &lost.v[i], cancel) < 0)
+			rc = 1;
 	if (rc != 2)
-		printf("recover: %zu job%s with a stage-out plan looked at\n", k,
-		       k == 1 ? "" : "s");
+		printf("recover: %zu job%s with a stage-out plan looked at; %zu "
+		       "job%s Slurm lost in a restart\n", k, k == 1 ? "" : "s",
+		       lost.n, lost.n == 1 ? "" : "s");
 	cbb_sd_free(&sd);
 	cbb_config_free(&cfg);
 	return rc;

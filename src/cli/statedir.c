@@ -211,8 +211,10 @@ void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st)
 
 size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
 		    const uint32_t *only, size_t nonly, bool unreadable,
-		    cbb_sd_plan_t *out, size_t max, bool *answered)
+		    const cbb_sl_list_t *lost, cbb_sd_plan_t *out, size_t max,
+		    bool *answered)
 {
+	const cbb_sl_job_t *sl;
 	cbb_job_facts_t *f;
 	uint32_t *ids;
 	char sq[4200];
@@ -257,6 +259,11 @@ size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
 					 cbb_outplan_dropped(&dir, ids[i],
 						cbb_job_ended_for_good(&f[i]),
 						f[i].state);
+			/* in STAGE_OUT with no buffer: no hook will come */
+			sl = lost ? cbb_sl_find(lost, ids[i]) : NULL;
+			if (sl && sl->kind == CBB_SL_STAGE_OUT &&
+			    !strcmp(f[i].state, "STAGE_OUT"))
+				out[i].dropped = true;
 			cbb_statedir_close(&dir);
 		}
 	}

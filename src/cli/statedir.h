@@ -16,6 +16,7 @@
 #include "config.h"
 #include "err.h"
 #include "jobstate.h"
+#include "slurmlost.h"
 #include "statefile.h"
 
 enum {
@@ -68,7 +69,9 @@ void cbb_sd_stage_of(const cbb_recs_t *recs, cbb_sd_stage_t *st);
  * be read too), only those of `only` when nonly > 0, at most max, into
  * out[], asked about with one squeue: what it said of each, and whether
  * Slurm dropped that stage-out (cbb_outplan_dropped; a job the answer
- * leaves out is not known to be gone).  Returns how many; *answered is
+ * leaves out is not known to be gone; one `lost` (slurmlost.h, may be
+ * NULL) finds in STAGE_OUT with no buffer is dropped at once: no hook
+ * will come for it).  Returns how many; *answered is
  * false when squeue gave no answer (then none is dropped).
  */
 typedef struct {
@@ -78,7 +81,8 @@ typedef struct {
 } cbb_sd_plan_t;
 size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
 		    const uint32_t *only, size_t nonly, bool unreadable,
-		    cbb_sd_plan_t *out, size_t max, bool *answered);
+		    const cbb_sl_list_t *lost, cbb_sd_plan_t *out, size_t max,
+		    bool *answered);
 
 /*
  * Run as StateDir's owner from now on: the module refuses a StateDir

@@ -11,6 +11,8 @@
  *
  * The records are read with the module's own statefile.c.  Run as root,
  * it becomes StateDir's owner first (SlurmUser), as the hooks run.
+ * Then the jobs a slurmctld restart left where Slurm will not move them
+ * (slurmlost.h), each with what `conduit-bb recover` does for it.
  * Exit status: 0, 1 when the Query failed (the rows then show StateDir's
  * side only), 2 on a usage or StateDir problem.
  */
@@ -325,13 +327,14 @@ static int query_user(cbb_grpc_t *g, uint32_t uid, job_t *jobs, size_t n,
  */
 #define DROPPED_ASK 256
 static void find_dropped(const cbb_config_t *cfg, cbb_sd_list_t *sd,
-			 job_t *jobs)
+			 const cbb_sl_list_t *lost, job_t *jobs)
 {
 	cbb_sd_plan_t p[DROPPED_ASK];
 	size_t k, i;
 	bool answered;
 
-	k = cbb_sd_plans(cfg, sd, NULL, 0, false, p, DROPPED_ASK, &answered);
+	k = cbb_sd_plans(cfg, sd, NULL, 0, false, lost, p, DROPPED_ASK,
+			 &answered);
 	for (i = 0; answered && i < k; i++) {
 		job_t *j = &jobs[p[i].job - sd->v];
 
@@ -384,6 +387,7 @@ static void status_usage(FILE *f)
 int cbb_cmd_status(int argc, char **argv)
 {
 	opts_t o = { false, false, DEFAULT_STUCK_S, NULL };
+	static cbb_sl_list_t lost;
 	cbb_transfers_t t = { NULL, 0 };
 	cbb_sd_list_t sd;
 	cbb_config_t cfg;
@@ -447,8 +451,10 @@ int cbb_cmd_status(int argc, char **argv)
 			break;
 		}
 	}
-	if (rc == 0)
-		find_dropped(&cfg, &sd, jobs);
+	if (rc == 0) {
+		cbb_slurm_lost(&cfg, -1, NULL, 0, &lost);
+		find_dropped(&cfg, &sd, &lost, jobs);
+	}
 	cbb_err_clear(&qerr);
 	if (rc == 0 && sd.n &&
 	    query_all(&cfg, jobs, sd.n, &t, &qerr) < 0) {
@@ -465,9 +471,10 @@ int cbb_cmd_status(int argc, char **argv)
 	if (rc != 2) {
 		if (o.json)
 			cbb_status_print_json(jobs, sd.n, &o, have_t, t.n,
-				   have_t ? NULL : qerr.msg, now);
+				   have_t ? NULL : qerr.msg, &lost, now);
 		else
-			cbb_status_print_text(jobs, sd.n, &o, have_t, sd.n > 0, now);
+			cbb_status_print_text(jobs, sd.n, &o, have_t, sd.n > 0,
+					      &lost, now);
 	}
 	for (i = 0; i < sd.n; i++) {
 		cbb_recs_free(&jobs[i].recs);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "conduit.h"
+#include "slurmlost.h"
 #include "statedir.h"
 #include "statefile.h"
 
@@ -55,12 +56,19 @@ typedef struct {
 	const char *config;
 } opts_t;
 
-/* The rows, as text; have_t: the Query answered; now: for ages. */
+/*
+ * The rows, as text; have_t: the Query answered; lost: what Slurm lost
+ * in a restart; now: for ages.
+ */
 void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
-			   bool have_t, bool queried, int64_t now);
+			   bool have_t, bool queried, const cbb_sl_list_t *lost,
+			   int64_t now);
 /* The same as JSON (ntransfers: how many the Query returned). */
 void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 			   bool have_t, size_t ntransfers, const char *qerr,
-			   int64_t now);
+			   const cbb_sl_list_t *lost, int64_t now);
+
+/* What `conduit-bb recover` does for a job Slurm lost. */
+const char *cbb_status_remedy(cbb_sl_kind_t k);
 
 #endif

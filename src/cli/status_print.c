@@ -86,8 +86,43 @@ static const char *dstate_name(dstate_t s)
 	return n[s];
 }
 
+const char *cbb_status_remedy(cbb_sl_kind_t k)
+{
+	switch (k) {
+	case CBB_SL_HELD:
+		return "conduit-bb recover releases it";
+	case CBB_SL_LAUNCH:
+		return "conduit-bb recover requeues it";
+	case CBB_SL_STAGE_IN:
+		return "Slurm can neither start nor requeue it: "
+		       "conduit-bb recover --cancel-stuck cancels it";
+	case CBB_SL_STAGE_OUT:
+		return "its stage-out is finished by conduit_bb (conduit-bb "
+		       "recover at once); Slurm keeps showing STAGE_OUT";
+	}
+	return "";
+}
+
+static void print_lost(const cbb_sl_list_t *lost)
+{
+	size_t i;
+
+	if (!lost->answered) {
+		printf("lost by Slurm: squeue or scontrol gave no answer\n");
+		return;
+	}
+	for (i = 0; i < lost->n; i++) {
+		char what[256];
+
+		cbb_sl_what(&lost->v[i], what, sizeof(what));
+		printf("lost by Slurm: job %u: %s: %s\n", lost->v[i].job_id,
+		       what, cbb_status_remedy(lost->v[i].kind));
+	}
+}
+
 void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
-			   bool have_t, bool queried, int64_t now)
+			   bool have_t, bool queried, const cbb_sl_list_t *lost,
+			   int64_t now)
 {
 	size_t i, k, listed = 0, failed = 0, stuck = 0, outage = 0, dropped = 0;
 
@@ -156,7 +191,12 @@ void cbb_status_print_text(job_t *jobs, size_t n, const opts_t *o,
 		printf(" (%zu failed, %zu stuck, %zu waiting on an outage, "
 		       "%zu stage-out%s dropped by Slurm)", failed, stuck,
 		       outage, dropped, dropped == 1 ? "" : "s");
-	printf("; %s\n", queried ? "1 Query" : "no Query");
+	printf("; %s", queried ? "1 Query" : "no Query");
+	if (lost->n)
+		printf("; %zu job%s lost by Slurm in a restart", lost->n,
+		       lost->n == 1 ? "" : "s");
+	putchar('\n');
+	print_lost(lost);
 }
 
 /*
@@ -182,9 +222,9 @@ static json_t *jstr(const char *s)
 
 void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 			   bool have_t, size_t ntransfers, const char *qerr,
-			   int64_t now)
+			   const cbb_sl_list_t *lost, int64_t now)
 {
-	json_t *root = json_object(), *arr = json_array();
+	json_t *root = json_object(), *arr = json_array(), *gone = json_array();
 	size_t i, k;
 
 	for (i = 0; i < n; i++) {
@@ -235,6 +275,19 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 		json_array_append_new(arr, row);
 	}
 	json_object_set_new(root, "jobs", arr);
+	for (i = 0; i < lost->n; i++) {
+		char what[256];
+
+		cbb_sl_what(&lost->v[i], what, sizeof(what));
+		json_array_append_new(gone, json_pack("{s:i, s:s, s:s, s:s, s:s}",
+			"job", (int)lost->v[i].job_id,
+			"kind", cbb_sl_kind_name(lost->v[i].kind),
+			"slurm_state", lost->v[i].state,
+			"what", what,
+			"remedy", cbb_status_remedy(lost->v[i].kind)));
+	}
+	json_object_set_new(root, "lost_by_slurm", lost->answered ? gone :
+			    (json_decref(gone), json_null()));
 	json_object_set_new(root, "query", json_pack("{s:i, s:b, s:i, s:o?}",
 		"count", n ? 1 : 0, "ok", have_t, "transfers", (int)ntransfers,
 		"error", jstr(qerr)));

@@ -30,6 +30,14 @@ echo '{"time":1,"record":"hook","hook":"slurm_bb_paths","result":"ok","duration_
 # (src/bb/engine/lost.c writes such lines), here one that failed
 echo '{"time":2,"job":9,"user":"61001","cluster":"c","attempt":0,"direction":"out","finished_by":"sweep","line":3,"action":"cp","recursive":false,"sources":["/a"],"destination":"/b","transfer_id":"x","shared":false,"bytes":0,"files":0,"seconds":0,"state":"TRANSFER_ERROR","error":"ERROR_PFTOOL_FAILED","error_message":"disk full"}' >> "$work/log/audit.log"
 mkdir -m 0755 "$t/textfile"
+# and what squeue and scontrol say (fake-squeue): one job held for a
+# stage-in poll Slurm killed, one RUNNING in pre-run since just before
+# slurmctld started, nothing of it on its node
+printf '901|PENDING|complete|0:00|0.00000000000000|1|N/A|\n902|RUNNING|pre-run|9:00|0.1|1|%s|\n' \
+	"$(date -d "@$(( $(date +%s) - 2 ))" +%Y-%m-%dT%H:%M:%S)" > "$t/jobstates/.rows"
+printf 'BOOT_TIME = %s\n' "$(date +%Y-%m-%dT%H:%M:%S)" > "$t/jobstates/.config"
+printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: |\n' > "$t/jobstates/.reason.901"
+export FAKE_SQUEUE_DIR=$t/jobstates
 
 CONDUIT_BB_CONF=$t/conduit_bb.conf "$CBB" metrics --output "$t/textfile/conduit_bb.prom" ||
 	{ echo "metrics failed"; exit 1; }
@@ -203,6 +211,10 @@ for hook in hooks:
     for s in fams[hd].samples:
         if s.name == hd + "_bucket" and s.labels["hook"] == hook and s.labels["le"] != "+Inf":
             assert s.value == sum(1 for d in ds if d <= float(s.labels["le"])), (hook, s)
+# the jobs Slurm lost, by kind
+jl = "conduit_bb_jobs_lost_by_slurm"
+assert types[jl] == "gauge", types
+assert [val(jl, jl, kind=k) for k in ("held", "launch", "stage-in", "stage-out")] == [1, 1, 0, 0]
 # the parser is no rubber stamp: it refuses a broken exposition
 for bad in ('conduit_bb_x{stage=in} 1\n', 'conduit_bb_x{stage="in"} one\n'):
     try:

@@ -4,7 +4,9 @@
 # one stage-out transfer the server holds, is finished by the command
 # once squeue says Slurm ended the job, and left to Slurm while squeue
 # says it is pending; StateDir owned by nobody as SlurmUser's would be,
-# run as root.  Each step waits on what the command prints or leaves,
+# run as root.  Then the jobs a restart left where Slurm will not move
+# them, from squeue's, scontrol's and sstat's answers (fake-squeue's .rows etc.):
+# each listed by `conduit-bb status`, and what recover asks of scontrol.  Each step waits on what the command prints or leaves,
 # never on the clock.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -61,7 +63,89 @@ grep "\"job\":$out," "$work/log/audit.log" | grep -q '"finished_by":"conduit-bb 
 
 # nothing left: looked at none; a bad argument is a usage error
 recover
-[ "$rc" -eq 0 ] && grep -q "^recover: 0 jobs with a stage-out plan looked at$" "$t/out" || fail "empty: exit $rc"
+[ "$rc" -eq 0 ] && grep -q "^recover: 0 jobs with a stage-out plan looked at; 0 jobs Slurm lost in a restart$" "$t/out" ||
+	fail "empty: exit $rc"
 "$CBB" recover --bogus >/dev/null 2>&1
 [ $? -eq 2 ] || fail "a bad argument is not a usage error"
+"$CBB" recover --after 1h >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--after 1h is not a usage error"
+
+# ---- what a restart left where Slurm will not move it (src/cli/slurmlost.c)
+# squeue's rows, scontrol's buffers and boot time and sstat's steps as
+# Slurm writes them: 801 held for a hook Slurm killed (no message), 802
+# RUNNING five minutes in pre-run with nothing on its node, launched just
+# before slurmctld started, 803 in stage-in and 804 in STAGE_OUT with no
+# buffer; and the near misses: 805 held for a failure of conduit_bb's own
+# (it says why), 806 running its batch step, 807 in stage-in with its
+# buffer, 808 launched long before the restart
+J=$t/jobstates
+boot=$(date +%s)
+at() { date -d "@$1" +%Y-%m-%dT%H:%M:%S; }
+cat > "$J/.rows" <<ROWS
+801|PENDING|complete|0:00|0.00000000000000|1|N/A|
+802|RUNNING|pre-run|5:00|0.00000000023283|1|$(at $((boot - 3)))|
+803|PENDING|staging-in|0:00|0.00000000023283|1|N/A|
+804|STAGE_OUT|staging-out|0:40|0.00000000023283|1|$(at $((boot - 40)))|
+805|PENDING|complete|0:00|0.00000000000000|1|N/A|
+806|RUNNING|running|5:00|0.00000000023283|1|$(at $((boot - 3)))|
+807|PENDING|staging-in|0:00|0.00000000023283|1|N/A|
+808|RUNNING|running|1-00:00:00|0.00000000023283|1|$(at $((boot - 86400)))|
+ROWS
+printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: |\n' > "$J/.reason.801"
+printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: conduit: server unreachable for 12 s|\n' > "$J/.reason.805"
+printf 'Name=lua OtherTimeout=60\n  Allocated Buffers:\n    JobID=807 CreateTime=x State=allocated\n' > "$J/.burst"
+printf 'Configuration data as of x\nBOOT_TIME               = %s\nBcastExclude = x\n' "$(at "$boot")" > "$J/.config"
+echo "806.batch" > "$J/.sstat.806"
+: > "$J/.actions" && chmod 0666 "$J/.actions"
+status() {
+	CONDUIT_BB_CONF=$t/conduit_bb.conf FAKE_SQUEUE_DIR=$J "$CBB" status "$@" >"$t/out" 2>&1
+	rc=$?
+}
+status
+for w in "801: held: Slurm killed its slurm_bb_test_data_in in a restart: conduit-bb recover releases it" \
+	"802: RUNNING 300 s with nothing running on its node: its launch was lost in a restart (burst buffer pre-run): conduit-bb recover requeues it" \
+	"803: pending in stage-in with no buffer left in Slurm: no stage-in hook will run for it: Slurm can neither start nor requeue it: conduit-bb recover --cancel-stuck cancels it" \
+	"804: in STAGE_OUT with no buffer left in Slurm"; do
+	grep -qF "lost by Slurm: job $w" "$t/out" || fail "status does not list job ${w%%:*} as lost"
+done
+! grep -qE "lost by Slurm: job 80[5678]" "$t/out" || fail "status lists a job Slurm still drives"
+grep -q "; 4 jobs lost by Slurm in a restart$" "$t/out" || fail "status's summary does not count them"
+status --json
+/usr/bin/python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+k = {j["job"]: j["kind"] for j in d["lost_by_slurm"]}
+assert k == {801: "held", 802: "launch", 803: "stage-in", 804: "stage-out"}, k' "$t/out" ||
+	fail "status --json: lost_by_slurm"
+
+# recover: 801 released, 802 requeued, 803 only said, 804 left to Slurm
+recover
+[ "$rc" -eq 0 ] || fail "lost: exit $rc"
+[ "$(cat "$J/.actions")" = "release 801
+requeue 802" ] || fail "lost: scontrol was asked: $(cat "$J/.actions")"
+grep -q "^job 801: held: .*; released: Slurm stages it in again$" "$t/out" || fail "lost: 801 not said released"
+grep -q "^job 803: .*cancel it (conduit-bb recover --cancel-stuck 803) and submit it again$" "$t/out" ||
+	fail "lost: 803 not said to be cancelled by hand"
+grep -q "; 4 jobs Slurm lost in a restart$" "$t/out" || fail "lost: not counted"
+# --cancel-stuck, for the job named only
+: > "$J/.actions"
+recover --cancel-stuck 803
+[ "$rc" -eq 0 ] && [ "$(cat "$J/.actions")" = "scancel 803" ] || fail "--cancel-stuck 803: $(cat "$J/.actions")"
+grep -q "^job 803: .*; cancelled: its teardown aborts its transfers; submit it again$" "$t/out" || fail "803 not said cancelled"
+# --after: five minutes in pre-run is not lost when pre_run may take ten
+: > "$J/.actions"
+recover --after 10m 802
+[ "$rc" -eq 0 ] && [ ! -s "$J/.actions" ] || fail "--after 10m: $(cat "$J/.actions")"
+# a job the second reading sees otherwise (801 released meanwhile, 802
+# ended) is left alone
+grep -v '^80[12]|' "$J/.rows" > "$J/.rows2"
+echo "801|PENDING|pending|0:00|0.00000000023283|1|N/A|" >> "$J/.rows2"
+echo "802|COMPLETED|complete|5:00|0.00000000023283|1|$(at $((boot - 3)))|" >> "$J/.rows2"
+recover 801 802
+[ "$rc" -eq 0 ] && [ ! -s "$J/.actions" ] || fail "second reading: $(cat "$J/.actions")"
+rm "$J/.rows2"
+# scontrol refusing: said, exit 1
+echo "Requested operation is presently disabled" > "$J/.refuse.requeue"
+recover 802
+[ "$rc" -eq 1 ] && grep -q "^error: job 802: .*scontrol requeue 802 failed: requeue: Requested operation is presently disabled$" "$t/out" ||
+	fail "a refused requeue: exit $rc"
 echo "ok"

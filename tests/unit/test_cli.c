@@ -5,7 +5,8 @@
  * where a "random" name is taken; cbb_apart's pipe never held by a
  * program its child runs (close-on-exec), and `conduit-bb status --json` keeping a row whose
  * server strings are not UTF-8 (and `doctor --json` a check whose words
- * are not).  src/cli/ is no library, so the files
+ * are not); slurmlost.c's reading of squeue and scontrol (which jobs a
+ * restart left where Slurm will not move them).  src/cli/ is no library, so the files
  * under test are compiled in here (tests.mk rebuilds this test when
  * they change).
  */
@@ -65,6 +66,7 @@ static ssize_t test_getrandom(void *buf, size_t n, unsigned flags)
 #include "../../src/cli/apart.c"
 #include "../../src/cli/doctor_report.c"
 #include "../../src/cli/status_print.c"
+#include "../../src/cli/slurmlost.c"
 #include "utf8.h"
 
 /* ---- cbb_atomic_write --------------------------------------------------- */
@@ -415,7 +417,9 @@ static json_t *status_json(job_t *jobs, size_t n, const char *qerr)
 	saved = dup(1);
 	assert_true(saved >= 0);
 	assert_int_equal(dup2(fd, 1), 1);
-	cbb_status_print_json(jobs, n, &o, true, 3, qerr, 1000);
+	static cbb_sl_list_t lost = { .answered = true };
+
+	cbb_status_print_json(jobs, n, &o, true, 3, qerr, &lost, 1000);
 	fflush(stdout);
 	assert_int_equal(dup2(saved, 1), 1);
 	close(saved);
@@ -561,6 +565,105 @@ static void test_utf8_lossy(void **state)
 	}
 }
 
+/* Slurm's local time of t, as squeue and scontrol print it */
+static const char *stamp(time_t t, char *buf, size_t size)
+{
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	return buf;
+}
+
+/* squeue's rows, scontrol's buffers and slurmctld's boot time: each
+ * kind of loss found, and each near miss left alone */
+static void test_slurm_lost_candidates(void **state)
+{
+	time_t boot = 1800000000;
+	char config[256], b0[32], b1[32], b2[32], b3[32], rows[2560];
+	const char *burst =
+		"Name=lua DefaultPool=(null)\n  StageInTimeout=180 OtherTimeout=60\n"
+		"  Allocated Buffers:\n"
+		"    JobID=11 CreateTime=x Pool=(null) State=allocated UserID=alice(2001)\n"
+		"    JobID=9_2(13) CreateTime=x Pool=(null) State=allocated UserID=alice(2001)\n";
+	cbb_sl_job_t v[16];
+	size_t n;
+
+	(void)state;
+	snprintf(config, sizeof(config), "Configuration data as of x\n"
+		 "AccountingStorageBackupHost = (null)\nBOOT_TIME               = %s\n"
+		 "BcastExclude = /lib\n", stamp(boot, b0, sizeof(b0)));
+	assert_int_equal(cbb_sl_boot_time(config), boot);
+	assert_int_equal(cbb_sl_boot_time("BOOT_TIME = 2026"), -1);
+	stamp(boot - 5, b1, sizeof(b1));      /* launched just before the restart */
+	stamp(boot - 60 - 61, b2, sizeof(b2)); /* before pre_run's window */
+	stamp(boot + 5, b3, sizeof(b3));      /* after: this slurmctld's own */
+	snprintf(rows, sizeof(rows),
+		 "10|PENDING|staging-in|0:00|0.00000000023283|1|N/A|\n"   /* lost in */
+		 "11|PENDING|staging-in|0:00|0.00000000023283|1|N/A|\n"   /* has a buffer */
+		 "12|STAGE_OUT|staging-out|0:31|0.00000000023283|1|%s|\n" /* lost out */
+		 "13|STAGE_OUT|staging-out|0:31|0.0000000002|1|%s|\n"    /* task's buffer */
+		 "14|PENDING|complete|0:00|0.00000000000000|1|N/A|\n"     /* held */
+		 "15|RUNNING|pre-run|2:02|0.0000001|1|%s|\n"              /* launch */
+		 "16|RUNNING|running|2:02|0.0000001|1|%s|\n"              /* too early */
+		 "17|RUNNING|running|1:59|0.0000001|1|%s|\n"              /* not long enough */
+		 "18|RUNNING|running|10:00|0.0000001|0|%s|\n"             /* not a batch job */
+		 "19|PENDING|(null)|0:00|0.00000000000000|1|N/A|\n"       /* no burst buffer */
+		 "20|COMPLETED|complete|0:30|0.0000001|1|%s|\n"
+		 "21|PENDING|staging-in|0:00|0.1|1|N/A|extra|\n"          /* not seven columns */
+		 "22_3|PENDING|staging-in|0:00|0.1|1|N/A|\n"              /* not an id */
+		 "23|RUNNING|running|1-00:00:01|0.0000001|1|%s|\n"        /* started after */
+		 "24|RUNNING|running|2:00:01|0.0000001|1|%s|\n"
+		 "25|STAGE_OUT|teardown|0:30|0.0|1|%s|\n"                /* teardown lost */
+		 "26|PENDING|teardown|0:00|0.0|1|N/A|",                    /* held, lost */
+		 b1, b1, b1, b2, b1, b1, b1, b3, b1, b1);
+	n = cbb_sl_candidates(rows, burst, boot, 120, v, 16);
+	assert_int_equal(n, 7);
+	assert_int_equal(v[5].job_id, 25);
+	assert_int_equal(v[5].kind, CBB_SL_STAGE_OUT);
+	assert_int_equal(v[6].job_id, 26);
+	assert_int_equal(v[6].kind, CBB_SL_STAGE_IN);
+	assert_int_equal(v[0].job_id, 10);
+	assert_int_equal(v[0].kind, CBB_SL_STAGE_IN);
+	assert_int_equal(v[1].job_id, 12);
+	assert_int_equal(v[1].kind, CBB_SL_STAGE_OUT);
+	assert_int_equal(v[2].job_id, 14);
+	assert_int_equal(v[2].kind, CBB_SL_HELD);
+	assert_int_equal(v[3].job_id, 15);
+	assert_int_equal(v[3].kind, CBB_SL_LAUNCH);
+	assert_int_equal(v[3].used_s, 122);
+	assert_string_equal(v[3].bbstate, "pre-run");
+	assert_int_equal(v[4].job_id, 24);
+	assert_int_equal(v[4].used_s, 7201);
+	/* no boot time: no launch; at most max; none when Slurm said nothing */
+	assert_int_equal(cbb_sl_candidates(rows, burst, -1, 120, v, 16), 5);
+	assert_int_equal(cbb_sl_candidates(rows, burst, boot, 120, v, 2), 2);
+	assert_int_equal(cbb_sl_candidates("", "", boot, 120, v, 16), 0);
+}
+
+static void test_slurm_lost_killed_hook(void **state)
+{
+	char hook[48];
+
+	(void)state;
+	assert_true(cbb_sl_killed_hook("burst_buffer/lua: JobHeldAdmin: "
+				       "slurm_bb_test_data_in failed: |", hook,
+				       sizeof(hook)));
+	assert_string_equal(hook, "slurm_bb_test_data_in");
+	assert_true(cbb_sl_killed_hook("burst_buffer/lua: JobHeldAdmin: "
+				       "slurm_bb_data_in:", hook, sizeof(hook)));
+	assert_string_equal(hook, "slurm_bb_data_in");
+	/* conduit_bb's own failures say why: not Slurm's kill */
+	assert_false(cbb_sl_killed_hook("burst_buffer/lua: JobHeldAdmin: "
+					"slurm_bb_test_data_in failed: conduit: "
+					"server unreachable|", hook, sizeof(hook)));
+	assert_false(cbb_sl_killed_hook("JobHeldUser|", hook, sizeof(hook)));
+	assert_false(cbb_sl_killed_hook("", hook, sizeof(hook)));
+	assert_false(cbb_sl_killed_hook("my_slurm_bb_x failed:", hook,
+					sizeof(hook)));
+	assert_false(cbb_sl_killed_hook("slurm_bb_: ", hook, sizeof(hook)));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -571,6 +674,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_status_json_not_utf8),
 		cmocka_unit_test(test_doctor_json_not_utf8),
 		cmocka_unit_test(test_utf8_lossy),
+		cmocka_unit_test(test_slurm_lost_candidates),
+		cmocka_unit_test(test_slurm_lost_killed_hook),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--list-fds"))
