@@ -42,6 +42,7 @@
 #include "lost.h"
 #include "run.h"
 #include "slurmlost.h"
+#include "stage.h"
 #include "statedir.h"
 #include "statefile.h"
 
@@ -144,9 +145,43 @@ static int act(const cbb_config_t *cfg, const char *prog, const char *action,
 	return rc == 0 && status == 0 ? 0 : -1;
 }
 
+/*
+ * A job just cancelled in stage-in: what its hurried teardown would do
+ * (Slurm may kill that teardown with the cancelled job's scripts), if
+ * StateDir knows it.
+ */
+static int stop_stage_in(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
+			 uint32_t id)
+{
+	cbb_job_ctx_t self;
+	cbb_statedir_t dir;
+	cbb_grpc_t g;
+	cbb_err_t err;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sd->n && sd->v[i].job_id != id; i++)
+		;
+	if (i == sd->n)
+		return 0;
+	cbb_err_clear(&err);
+	if (cbb_grpc_open(&g, cfg, 0, &err) < 0) {
+		printf("error: job %u: %s\n", id, err.msg);
+		return -1;
+	}
+	cbb_statedir_init(&dir, cfg, sd->v[i].cluster);
+	cbb_job_ctx_init(&self, cfg, &g, sd->v[i].cluster, 0, 0);
+	self.sd = &dir;
+	self.log = say;
+	rc = cbb_stage_stop_cancelled(&self, id);
+	cbb_grpc_close(&g);
+	cbb_statedir_close(&dir);
+	return rc;
+}
+
 /* One job Slurm will not move by itself: what an admin would do. */
-static int unstick(const cbb_config_t *cfg, const cbb_sl_job_t *j,
-		   bool cancel)
+static int unstick(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
+		   const cbb_sl_job_t *j, bool cancel)
 {
 	char what[256], said[512];
 	const char *prog = "scontrol", *action = NULL, *done = NULL;
@@ -169,7 +204,7 @@ static int unstick(const cbb_config_t *cfg, const cbb_sl_job_t *j,
 			return 0;
 		}
 		prog = "scancel";
-		done = "cancelled: its teardown aborts its transfers; submit it "
+		done = "cancelled: its stage-in transfers are aborted; submit it "
 		       "again";
 		break;
 	case CBB_SL_STAGE_OUT:
@@ -184,6 +219,8 @@ static int unstick(const cbb_config_t *cfg, const cbb_sl_job_t *j,
 		return -1;
 	}
 	printf("job %u: %s; %s\n", j->job_id, what, done);
+	if (j->kind == CBB_SL_STAGE_IN)
+		return stop_stage_in(cfg, sd, j->job_id);
 	return 0;
 }
 
@@ -239,7 +276,7 @@ int cbb_cmd_recover(int argc, char **argv)
 		if (finish(&cfg, &p[i]) < 0)
 			rc = 1;
 	for (i = 0; rc != 2 && i < lost.n; i++)
-		if (unstick(&cfg, &lost.v[i], cancel) < 0)
+		if (unstick(&cfg, &sd, &lost.v[i], cancel) < 0)
 			rc = 1;
 	if (rc != 2)
 		printf("recover: %zu job%s with a stage-out plan looked at; %zu "

@@ -315,7 +315,8 @@ static const char ROWS[] =
 
 static int ask_rows(const char *squeue, const char *ids, char **out)
 {
-	char prog[512], a0[] = "-h", a1[] = "-t", a2[] = "all", a3[] = "-O",
+	/* (the states a lost job can be in: far fewer rows than all) */
+	char prog[512], a0[] = "-h", a1[] = "-t", a2[] = "PD,R,SO", a3[] = "-O",
 	     a5[] = "-j", fmt[sizeof(ROWS)], *list = NULL;
 	char *argv[] = { prog, a0, a1, a2, a3, fmt, ids ? a5 : NULL, NULL,
 			 NULL };

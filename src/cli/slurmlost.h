@@ -20,7 +20,7 @@
  *              "post-run", "staged-out" or "teardown": a teardown that
  *              failed as slurmctld stopped)
  *
- * One `squeue` for every job, one `scontrol show burst`, one `scontrol
+ * One `squeue` for every job pending, running or in stage-out, one `scontrol show burst`, one `scontrol
  * show config` (slurmctld's boot time), then the jobs found asked about
  * again (one squeue): a job counts only when both readings agree, so one
  * caught between two states is not taken for lost; `sstat` for a
@@ -90,7 +90,7 @@ const char *cbb_sl_beside(const cbb_config_t *cfg, const char *prog,
 /* ---- the readers, exposed for tests ---------------------------------- */
 
 /*
- * From the rows of `squeue -h -O JobId:|,State:|,BurstBufferState:|,
+ * From the rows of `squeue -h -t PD,R,SO -O JobId:|,State:|,BurstBufferState:|,
  * TimeUsed:|,Priority:|,BatchFlag:|,StartTime:|`, the buffers (and
  * OtherTimeout) `scontrol show burst` lists and slurmctld's boot time:
  * the candidates, at most max.  A held job's hook is not known yet

@@ -37,6 +37,30 @@ recover
 grep -q "^job $out: left to Slurm (squeue: PENDING)$" "$t/out" || fail "alive: not left to Slurm"
 [ "$(posts "$out")" = 1 ] || fail "alive: $(posts "$out") starts, not 1"
 
+J=$t/jobstates
+# a stuck job StateDir knows (jobs.lua's `running`, two stage-in
+# transfers the server holds): cancelled, then what its hurried teardown
+# would do, at once (Slurm may kill that teardown with the job's
+# scripts): its transfers aborted on the server, its records gone
+active_of() { # active_of JOB: its transfers the server has active
+	/usr/bin/python3 -c 'import json, sys
+print(sum(1 for t in json.load(open(sys.argv[1])).values()
+          if t["active"] and t["comment"].startswith("SLURMJOB:%s," % sys.argv[2])))' \
+		"$t/server/state.json" "$1"
+}
+[ "$(active_of "$running")" = 2 ] || fail "jobs.lua's stage-in is not running ($(active_of "$running") active)"
+echo "$running|PENDING|staging-in|0:00|0.00000000023283|1|N/A|" > "$J/.rows"
+: > "$J/.actions" && chmod 0666 "$J/.actions"
+recover --cancel-stuck "$running"
+[ "$rc" -eq 0 ] && [ "$(cat "$J/.actions")" = "scancel $running" ] || fail "--cancel-stuck $running: exit $rc, $(cat "$J/.actions")"
+# (the server ends an aborted transfer on its own time)
+i=0
+while [ "$(active_of "$running")" != 0 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(active_of "$running")" = 0 ] || fail "its stage-in transfers still run ($(active_of "$running"))"
+grep '"method": "StopTransfer"' "$t/server/rpc.log" | grep -q '"status": "OK"' || fail "no StopTransfer"
+[ ! -f "$work/state/"*".$running.started" ] || fail "its records stayed"
+[ -f "$work/state/"*".$running.over" ] || fail "no mark to stop a late stage hook"
+rm "$J/.rows"
 # Slurm ended it for good: one poll; the server still holds the transfer
 echo COMPLETED > "$t/jobstates/$out"
 recover "$out"
@@ -130,7 +154,7 @@ grep -q "; 4 jobs Slurm lost in a restart$" "$t/out" || fail "lost: not counted"
 : > "$J/.actions"
 recover --cancel-stuck 803
 [ "$rc" -eq 0 ] && [ "$(cat "$J/.actions")" = "scancel 803" ] || fail "--cancel-stuck 803: $(cat "$J/.actions")"
-grep -q "^job 803: .*; cancelled: its teardown aborts its transfers; submit it again$" "$t/out" || fail "803 not said cancelled"
+grep -q "^job 803: .*; cancelled: its stage-in transfers are aborted; submit it again$" "$t/out" || fail "803 not said cancelled"
 # --after: five minutes in pre-run is not lost when pre_run may take ten
 : > "$J/.actions"
 recover --after 10m 802

@@ -147,4 +147,15 @@ void cbb_stage_sweep(cbb_job_ctx_t *self);
 int cbb_stage_validate(cbb_job_ctx_t *j, const cbb_plan_t *plan,
 		       cbb_err_t *err);
 
+/*
+ * For a job just cancelled in stage-in by `conduit-bb recover
+ * --cancel-stuck`: what its hurried teardown would have done (Slurm kills
+ * the scripts of a pending job it cancels, that teardown among them):
+ * its stage-in transfers aborted, the mark that stops a late stage hook,
+ * its records gone.  0 done (or nothing to do: no open stage-in, or its
+ * own teardown holds its records), -1 when the server did not answer
+ * (logged; its records stay for the sweeps).
+ */
+int cbb_stage_stop_cancelled(cbb_job_ctx_t *self, uint32_t id);
+
 #endif

@@ -49,8 +49,15 @@ static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
 {
 	cbb_job_ctx_t j;
 	cbb_err_t err;
+	char who[48];
 	int lock, rc;
 	long n;
+
+	/* (no job of its own: `conduit-bb recover`) */
+	if (self->job_id)
+		snprintf(who, sizeof(who), "sweep (from job %u)", self->job_id);
+	else
+		snprintf(who, sizeof(who), "conduit-bb recover");
 
 	if (cbb_grpc_left_ms(self->g) < SWEEP_RPC_MIN_MS)
 		return false;
@@ -65,26 +72,24 @@ static bool stop_job(cbb_job_ctx_t *self, uint32_t id, uint32_t uid,
 	cbb_err_clear(&err);
 	n = cbb_stage_in_active(&j, &err);
 	if (n < 0) {
-		cbb_job_log(&j, CBB_LOG_VERBOSE, "sweep (from job %u): %s",
-			    self->job_id, err.msg);
+		cbb_job_log(&j, CBB_LOG_VERBOSE, "%s: %s", who, err.msg);
 		return false;
 	}
 	/* before anything is aborted: a stage hook still to come starts
 	 * nothing (statefile.h, cbb_over_mark) */
 	cbb_over_mark(j.sd, id, asked_at);
 	if (n > 0) {
-		cbb_job_log(&j, CBB_LOG_INFO, "sweep (from job %u): the job is %s "
-			    "with %ld stage-in transfer(s) still running and no "
-			    "hook of its own left to stop them: aborting them",
-			    self->job_id, f->state[0] ? f->state : "gone", n);
+		cbb_job_log(&j, CBB_LOG_INFO, "%s: the job is %s with %ld "
+			    "stage-in transfer(s) still running and no hook of "
+			    "its own left to stop them: aborting them", who,
+			    f->state[0] ? f->state : "gone", n);
 		/* the last task of its array to go: the shared stage-in goes
 		 * too, under the array's lock (cbb_array_decide) */
 		lock = cbb_array_decide(&j);
 		rc = cbb_stage_teardown(&j, true, true, &err);
 		cbb_array_release(&j, lock);
 		if (rc < 0) {
-			cbb_job_log(&j, CBB_LOG_ERROR, "sweep (from job %u): %s",
-				    self->job_id, err.msg);
+			cbb_job_log(&j, CBB_LOG_ERROR, "%s: %s", who, err.msg);
 			return true; /* its records stay: the next sweep retries */
 		}
 	}
@@ -235,4 +240,26 @@ void cbb_stage_sweep(cbb_job_ctx_t *self)
 			break;
 	}
 	cbb_lock_release(held);
+}
+
+int cbb_stage_stop_cancelled(cbb_job_ctx_t *self, uint32_t id)
+{
+	cbb_job_facts_t f;
+	cbb_recs_t r;
+	cbb_err_t err;
+	uint32_t uid = CBB_UID_UNKNOWN;
+	time_t asked_at = time(NULL);
+	bool open;
+
+	cbb_err_clear(&err);
+	if (cbb_recs_try_load(self->sd, id, &r, &err) <= 0)
+		return 0; /* none (or its own teardown is at it) */
+	open = cbb_recs_stage_in_open(&r, &uid);
+	cbb_recs_free(&r);
+	if (!open || uid == CBB_UID_UNKNOWN || uid == 0)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	f.cls = CBB_JOB_OVER;
+	snprintf(f.state, sizeof(f.state), "CANCELLED");
+	return stop_job(self, id, uid, &f, asked_at) ? 0 : -1;
 }
