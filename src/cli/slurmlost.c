@@ -379,6 +379,81 @@ static bool launched(const char *sstat, uint32_t id)
 	return ran;
 }
 
+bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
+{
+	const char *p = strstr(job, "\n   SystemComment="), *end, *last;
+	char line[512];
+	size_t n;
+
+	if (!p)
+		return false;
+	p += 18;
+	/* the value, up to scontrol's next "   Key=" line (an entry per
+	 * line: the last is the newest) */
+	for (end = p; (end = strchr(end, '\n')); end++) {
+		const char *k = end + 1;
+
+		if (!strncmp(k, "   ", 3) && isupper((unsigned char)k[3])) {
+			for (k += 3; isalnum((unsigned char)*k); k++)
+				;
+			if (*k == '=')
+				break;
+		}
+	}
+	if (!end)
+		end = p + strlen(p);
+	while (end > p && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (last = end; last > p && last[-1] != '\n'; last--)
+		;
+	n = (size_t)(end - last);
+	if (n >= sizeof(line))
+		return false;
+	memcpy(line, last, n);
+	line[n] = '\0';
+	/* "<time> burst_buffer/lua: slurm_bb_NAME: " and nothing after */
+	return strstr(line, "burst_buffer/lua: slurm_bb_") &&
+	       cbb_sl_killed_hook(line[n - 1] == ':' ? line : "", hook, size);
+}
+
+/*
+ * A job held (priority 0) because Slurm killed its stage hook: the
+ * hook's empty failure is its reason, or, once Slurm has dropped that
+ * text (a restart, an update of the job), the newest entry of its
+ * SystemComment under a plain JobHeldAdmin.  Each read alone, per job.
+ */
+static bool held_for_killed_hook(const char *squeue, const char *scontrol,
+				 uint32_t id, char *hook, size_t size)
+{
+	char sq[4200], sc[4200], idtxt[16], a_h[] = "-h", a_O[] = "-O",
+	     a_r[] = "Reason:|", a_j[] = "-j", a_show[] = "show",
+	     a_job[] = "job", *text = NULL;
+	char *sq_argv[] = { sq, a_h, a_O, a_r, a_j, idtxt, NULL };
+	char *sc_argv[] = { sc, a_show, a_job, idtxt, NULL };
+	bool yes, admin;
+
+	snprintf(sq, sizeof(sq), "%s", squeue);
+	snprintf(sc, sizeof(sc), "%s", scontrol);
+	snprintf(idtxt, sizeof(idtxt), "%u", id);
+	if (ask(sq_argv, &text) < 0) {
+		free(text);
+		return false;
+	}
+	yes = cbb_sl_killed_hook(text, hook, size);
+	admin = !strcmp(text, "JobHeldAdmin|\n") || !strcmp(text, "JobHeldAdmin|");
+	free(text);
+	if (yes || !admin)
+		return yes;
+	text = NULL;
+	if (ask(sc_argv, &text) < 0) {
+		free(text);
+		return false;
+	}
+	yes = cbb_sl_comment_killed_hook(text, hook, size);
+	free(text);
+	return yes;
+}
+
 static bool wanted(uint32_t id, const uint32_t *only, size_t nonly)
 {
 	size_t i;
@@ -396,8 +471,7 @@ void cbb_slurm_lost(const cbb_config_t *cfg, long after_s,
 	char sq[4200], scb[4200], prog[4200], sst[4200], where[4200],
 	     *rows = NULL, *burst = NULL, *config = NULL, *rows2 = NULL,
 	     list[CBB_SL_MAX * 11 + 1];
-	char a_show[] = "show", a_burst[] = "burst", a_config[] = "config",
-	     a_h[] = "-h", a_O[] = "-O";
+	char a_show[] = "show", a_burst[] = "burst", a_config[] = "config";
 	char *burst_argv[] = { prog, a_show, a_burst, NULL };
 	char *config_argv[] = { prog, a_show, a_config, NULL };
 	const char *squeue = cbb_conf_squeue(cfg, sq, sizeof(sq));
@@ -445,19 +519,10 @@ void cbb_slurm_lost(const cbb_config_t *cfg, long after_s,
 			;
 		if (k == n2)
 			continue;
-		if (j->kind == CBB_SL_HELD) {
-			char id[16], a_r[] = "Reason:|", *reason = NULL;
-			char *argv[] = { scb, a_h, a_O, a_r, (char[]){ "-j" }, id,
-					 NULL };
-
-			snprintf(id, sizeof(id), "%u", j->job_id);
-			if (ask(argv, &reason) < 0 ||
-			    !cbb_sl_killed_hook(reason, j->hook, sizeof(j->hook))) {
-				free(reason);
-				continue;
-			}
-			free(reason);
-		}
+		if (j->kind == CBB_SL_HELD &&
+		    !held_for_killed_hook(scb, prog, j->job_id, j->hook,
+					  sizeof(j->hook)))
+			continue;
 		/* slurmctld keeps the batch step it launched before the
 		 * restart: whether it runs, only the node can say */
 		if (j->kind == CBB_SL_LAUNCH && launched(sst, j->job_id))

@@ -5,7 +5,9 @@
  *
  *   held       pending and held, its reason Slurm's own for a stage-in
  *              hook it killed ("slurm_bb_test_data_in failed:" with no
- *              message: conduit_bb's own failures always say why);
+ *              message: conduit_bb's own failures always say why), or,
+ *              once Slurm has dropped that text, a plain JobHeldAdmin
+ *              whose newest SystemComment entry is that empty failure;
  *              Slurm waits for an admin to release it
  *   launch     RUNNING (a batch job) for longer than pre_run may take
  *              (OtherTimeout, plus a minute), started in the minutes
@@ -111,5 +113,12 @@ time_t cbb_sl_boot_time(const char *config);
  * blanks (and squeue's closing '|').  Names the hook.
  */
 bool cbb_sl_killed_hook(const char *reason, char *hook, size_t size);
+
+/*
+ * The same for a job whose reason Slurm has dropped (plain JobHeldAdmin):
+ * the newest entry of its SystemComment in `scontrol show job ID`'s
+ * answer, "<time> burst_buffer/lua: slurm_bb_NAME: " with nothing after.
+ */
+bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size);
 
 #endif

@@ -117,6 +117,25 @@ cat > "$J/.rows" <<ROWS
 ROWS
 printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: |\n' > "$J/.reason.801"
 printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: conduit: server unreachable for 12 s|\n' > "$J/.reason.805"
+# 809 and 810 held with the reason's text gone (a restart, an update):
+# their SystemComment's newest entry says which hook, and how it failed
+for k in 809 810; do
+	echo "$k|PENDING|complete|0:00|0.00000000000000|1|N/A|" >> "$J/.rows"
+	echo 'JobHeldAdmin|' > "$J/.reason.$k"
+done
+{
+	echo 'JobId=809 JobName=x SystemComment=12/03/26 12:00:00 burst_buffer/lua: slurm_bb_data_in: '
+	echo '   JobState=PENDING Reason=JobHeldAdmin Dependency=(null)'
+	echo '   SystemComment=12/03/26 12:40:01 burst_buffer/lua: slurm_bb_test_data_in: conduit: server unreachable'
+	echo '12/03/26 12:48:18 burst_buffer/lua: slurm_bb_test_data_in: '
+	echo '   StdErr=/dev/null'
+} > "$J/.job.809"
+{
+	echo 'JobId=810 JobName=x'
+	echo '   SystemComment=12/03/26 12:48:18 burst_buffer/lua: slurm_bb_test_data_in: '
+	echo '12/03/26 12:49:01 burst_buffer/lua: slurm_bb_test_data_in: conduit: server unreachable for 12 s'
+	echo '   StdErr=/dev/null'
+} > "$J/.job.810"
 printf 'Name=lua OtherTimeout=60\n  Allocated Buffers:\n    JobID=807 CreateTime=x State=allocated\n' > "$J/.burst"
 printf 'Configuration data as of x\nBOOT_TIME               = %s\nBcastExclude = x\n' "$(at "$boot")" > "$J/.config"
 echo "806.batch" > "$J/.sstat.806"
@@ -132,24 +151,27 @@ for w in "801: held: Slurm killed its slurm_bb_test_data_in in a restart: condui
 	"804: in STAGE_OUT with no buffer left in Slurm"; do
 	grep -qF "lost by Slurm: job $w" "$t/out" || fail "status does not list job ${w%%:*} as lost"
 done
-! grep -qE "lost by Slurm: job 80[5678]" "$t/out" || fail "status lists a job Slurm still drives"
-grep -q "; 4 jobs lost by Slurm in a restart$" "$t/out" || fail "status's summary does not count them"
+grep -qF "lost by Slurm: job 809: held: Slurm killed its slurm_bb_test_data_in in a restart" "$t/out" ||
+	fail "status does not list 809 (its SystemComment)"
+! grep -qE "lost by Slurm: job (80[5678]|810)" "$t/out" || fail "status lists a job Slurm still drives"
+grep -q "; 5 jobs lost by Slurm in a restart$" "$t/out" || fail "status's summary does not count them"
 status --json
 /usr/bin/python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 k = {j["job"]: j["kind"] for j in d["lost_by_slurm"]}
-assert k == {801: "held", 802: "launch", 803: "stage-in", 804: "stage-out"}, k' "$t/out" ||
+assert k == {801: "held", 802: "launch", 803: "stage-in", 804: "stage-out", 809: "held"}, k' "$t/out" ||
 	fail "status --json: lost_by_slurm"
 
 # recover: 801 released, 802 requeued, 803 only said, 804 left to Slurm
 recover
 [ "$rc" -eq 0 ] || fail "lost: exit $rc"
 [ "$(cat "$J/.actions")" = "release 801
-requeue 802" ] || fail "lost: scontrol was asked: $(cat "$J/.actions")"
+requeue 802
+release 809" ] || fail "lost: scontrol was asked: $(cat "$J/.actions")"
 grep -q "^job 801: held: .*; released: Slurm stages it in again$" "$t/out" || fail "lost: 801 not said released"
 grep -q "^job 803: .*cancel it (conduit-bb recover --cancel-stuck 803) and submit it again$" "$t/out" ||
 	fail "lost: 803 not said to be cancelled by hand"
-grep -q "; 4 jobs Slurm lost in a restart$" "$t/out" || fail "lost: not counted"
+grep -q "; 5 jobs Slurm lost in a restart$" "$t/out" || fail "lost: not counted"
 # --cancel-stuck, for the job named only
 : > "$J/.actions"
 recover --cancel-stuck 803

@@ -208,6 +208,26 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
     assert.are.equal(2, starts_of(j))
   end)
 
+  it("post_run saves the plan: a data_out Slurm killed before it began is finished by the teardown", function()
+    local j = ran()
+    fresh()
+    assert.are.equal(0, (slurm_bb_post_run(j.id, j.script, j.uid, j.uid, j.info)))
+    assert.is_true(exists(plan_of(j)))
+    assert.are.equal(0, starts_of(j))
+    -- data_out killed before it did anything; Slurm counts the stage-out
+    -- failed and tears the buffer down (TeardownFailure) while the job
+    -- still shows STAGE_OUT (ran(): squeue says so)
+    fresh()
+    assert.are.equal(0, (slurm_bb_job_teardown(j.id, j.script, "false", j.uid, j.uid)))
+    assert.is_true(logged_has("job " .. j.id .. ": teardown: stage%-out that Slurm dropped still runs " ..
+                              "%(the job is STAGE_OUT%)"))
+    -- the teardown done, Slurm ends the job; the sweeps follow it
+    spit(jobstates .. "/" .. j.id, "COMPLETED")
+    assert.is_true(swept_to_end(j))
+    assert.is_true(arrived(j))
+    assert.are.equal(2, starts_of(j))
+  end)
+
   it("a job Slurm still stages out, or that is alive, is left to its own hooks", function()
     local j = ran_unstarted()
     for _, st in ipairs({ "STAGE_OUT", "COMPLETING", "PENDING" }) do

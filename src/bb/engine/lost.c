@@ -359,12 +359,16 @@ bool cbb_lost_teardown(cbb_job_ctx_t *j)
 
 	if (cbb_lost_is_open(j->sd, j->job_id) != 1)
 		return false; /* the usual case: seen to end */
-	/* Slurm's word: a job requeued (or still running its stage-out)
-	 * is not one whose stage-out was dropped */
+	/* Slurm's word: a job requeued is not one whose stage-out was
+	 * dropped.  One in STAGE_OUT is: Slurm tears a buffer down without
+	 * hurry only once it is done with its stage-out, and this one was
+	 * never seen to end (its data_out or poll failed: killed as
+	 * slurmctld stopped, 26.05's wave job 29, whose data_out Slurm
+	 * killed before it started anything) */
 	cbb_job_state(cbb_conf_squeue(j->cfg, sq, sizeof(sq)), j->job_id,
 		      CBB_SQUEUE_TIMEOUT_MS, &f);
-	if (!cbb_outplan_dropped(j->sd, j->job_id, cbb_job_ended_for_good(&f),
-				 f.state))
+	if (!cbb_outplan_dropped(j->sd, j->job_id, cbb_job_ended_for_good(&f) ||
+				 !strcmp(f.state, "STAGE_OUT"), f.state))
 		return false;
 	cbb_err_clear(&err);
 	if (!j->g->multi && cbb_grpc_open(j->g, j->cfg, 0, &err) < 0) {

@@ -56,9 +56,10 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
 		    const cbb_job_facts_t *f, const char *who);
 /*
  * The teardown without hurry, the last hook of the job: when its
- * stage-out was never seen to end and Slurm says the job has ended (a
- * stage-out hook killed, then the teardown that TeardownFailure queues),
- * finish it as above.  true when it still runs: the caller keeps the
+ * stage-out was never seen to end and Slurm says the job has ended or
+ * shows it in STAGE_OUT (a stage-out hook killed, then the teardown that
+ * TeardownFailure queues: Slurm is done with that stage-out), finish it
+ * as above.  true when it still runs: the caller keeps the
  * job's records for the sweeps.
  */
 bool cbb_lost_teardown(cbb_job_ctx_t *j);

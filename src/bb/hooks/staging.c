@@ -250,6 +250,29 @@ static int l_nothing_to_do(lua_State *L)
 }
 
 /*
+ * slurm_bb_post_run(job_id, job_script, uid, gid, job_info): the job's
+ * compute is over and its stage-out comes next.  The stage-out plan is
+ * saved here already, as data_out saves it first (cbb_lost_save): were
+ * slurmctld to stop and kill data_out before data_out got that far (as
+ * a 26.05 wave saw), the plan is there for the teardown, the sweeps and
+ * `conduit-bb recover` to finish the stage-out from.  Never fails the
+ * hook: what cannot be read here, data_out says.
+ */
+static int l_post_run(lua_State *L)
+{
+	cbb_bbcall_t *c = cbb_bbcall_new(L);
+	cbb_job_ctx_t j;
+	cbb_err_t err;
+
+	cbb_err_clear(&err);
+	if (stage_prepare(L, c, &j, &err) == 0) {
+		cbb_stage_apply_when(&j, &c->plan);
+		cbb_lost_save(&j, &c->plan);
+	}
+	return cbb_bbcall_finish(L, c, 0, NULL);
+}
+
+/*
  * slurm_bb_job_teardown(job_id, job_script, hurry, uid, gid)
  *
  * Without hurry Slurm tears down a buffer it is done with (after
@@ -314,7 +337,7 @@ void cbb_register_stage_hooks(lua_State *L)
 		{ "slurm_bb_test_data_in", l_test_data_in },
 		{ "slurm_bb_real_size", l_nothing_to_do },
 		{ "slurm_bb_pre_run", l_nothing_to_do },
-		{ "slurm_bb_post_run", l_nothing_to_do },
+		{ "slurm_bb_post_run", l_post_run },
 		{ "slurm_bb_data_out", l_data_out },
 		{ "slurm_bb_test_data_out", l_test_data_out },
 		{ "slurm_bb_job_teardown", l_job_teardown },
