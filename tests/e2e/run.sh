@@ -6,8 +6,10 @@
 # check, each naming the Slurm ("ok - [24.11] ..."), and
 # "e2e: N passed, N failed".  CBB_E2E_PARTS chooses the scenarios (the
 # profile's by default: basic restarts faults workloads features wave;
-# switch for 26.05-switch; basic restarts workloads features, the parts
-# that tell Slurm releases apart, for 25.05-lua5.3 and 25.11-lua5.4).
+# the same but the wave for 24.11-lua5.4 (24.11's Slurm, whose wave
+# 24.11 runs); switch for 26.05-switch; basic restarts workloads features
+# wave, the parts that tell Slurm releases apart, for 25.05-lua5.3 and
+# 25.11-lua5.4).
 set -u
 . "$(dirname "$0")/lib.sh"
 E2E=$HERE/tests/e2e

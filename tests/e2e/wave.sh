@@ -49,18 +49,40 @@ add_cpu() { cpu_total=$(awk -v a="$cpu_total" -v b="$(ctld_cpu)" 'BEGIN { print 
 # slurmctld saves its job records before it waits for the burst-buffer
 # scripts still running; a script that ends in that window changes a
 # buffer that is then lost (the job stays in stage-in or stage-out for
-# good), and Slurm 24.11's slurmscriptd may crash ending them (docs/admin.md,
-# "Restarting slurmctld").  Restart it as an admin would: at the first
-# moment within 40 s when no burst-buffer script runs (under this load
-# there may be none: then Slurm's losses are counted, see below).
+# good), a script it kills counts as its hook failing, and Slurm 24.11's
+# slurmscriptd may crash ending them (docs/admin.md, "What Slurm loses in
+# a restart").  Admins restart for upgrades whatever runs: so does the
+# wave, at the first moment within 40 s when burst-buffer scripts run
+# (counted: "restarted with N"), and what Slurm loses is then found by
+# `conduit-bb status` and done by `conduit-bb recover` (below).
+RESTARTS=$R/tmp/wave-restarts
+: > "$RESTARTS"
 restart_ctld() {
 	add_cpu
 	end=$(( $(date +%s) + 40 ))
-	while [ "$(hooks_now)" -gt 0 ] && [ "$(date +%s)" -lt "$end" ]; do
+	while n=$(hooks_now) && [ "$n" = 0 ] && [ "$(date +%s)" -lt "$end" ]; do
 		sleep 0.1
 	done
-	note "wave: slurmctld restarted with $(hooks_now) burst-buffer scripts running"
+	echo "$n" >> "$RESTARTS"
+	note "wave: slurmctld restarted with $n burst-buffer scripts running"
 	sh "$E2E/cluster.sh" restart-slurmctld
+}
+# The admin after a restart: `conduit-bb recover` (docs/admin.md) every
+# 15 s, its lines kept: it releases a job held because Slurm killed its
+# stage-in hook, requeues one whose launch was lost, finishes a stage-out
+# Slurm dropped.
+RECOVER_LOG=$R/tmp/wave-recover
+: > "$RECOVER_LOG"
+recover_at=0
+admin_recover() { # admin_recover [ARGS...]: now, or every 15 s without ARGS
+	[ $# -gt 0 ] || [ "$(date +%s)" -ge "$recover_at" ] || return 0
+	recover_at=$(( $(date +%s) + 15 ))
+	in_root conduit-bb recover "$@" > "$RECOVER_LOG.last" 2>&1
+	cat "$RECOVER_LOG.last" >> "$RECOVER_LOG"
+}
+# the jobs recover did VERB ("released", "requeued", "cancelled") for
+recovered() {
+	sed -n "s/^job \([0-9]*\): .*; $1: .*/\1/p" "$RECOVER_LOG" | sort -un | tr '\n' ' '
 }
 # Jobs Slurm lost in a restart: in stage-in or stage-out by their own
 # record, with no buffer of Slurm's left to drive them, or RUNNING for
@@ -104,14 +126,21 @@ lost_alone() {
 	in_root squeue -h -t all -u alice -o '%A|%T|%r|%j|%M' 2>/dev/null | grep '|wave-' |
 		awk -F'|' '{ n = split($5, t, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + t[i] }
 			$2 == "RUNNING" && s > 120 { print "run " $1; next }
-			$2 == "STAGE_OUT" || ($2 == "PENDING" && $3 ~ /BurstBuffer(StageIn|Resources)/) { print "bb " $1 }' |
+			$2 == "STAGE_OUT" { print "out " $1; next }
+			$2 == "PENDING" && $3 ~ /BurstBuffer(StageIn|Resources)|JobHeldAdmin: teardown/ { print "in " $1 }' |
 		while read -r what j; do
 			if [ "$what" = run ]; then
 				printf '%s\n' $steps | grep -qx "$j" || echo "$j"
 				continue
 			fi
+			# (a teardown that failed as slurmctld stopped leaves its
+			# state in the job's record too)
+			case $what in
+			in) states='staging-in|teardown|teardown-fail' ;;
+			*) states='post-run|staging-out|staged-out|teardown|teardown-fail' ;;
+			esac
 			printf '%s\n' $bufs | grep -qx "$j" || in_root scontrol show job "$j" |
-				grep -qE 'BurstBufferState=(staging-in|staging-out)' && echo "$j"
+				grep -qE "BurstBufferState=($states)\$" && echo "$j"
 		done
 }
 # Jobs whose burst-buffer script slurmctld killed as it shut down (its log
@@ -142,7 +171,7 @@ ids_where() { # ids_where STATE REASON-PART [COUNT [body]] (plain jobs only, non
 			[ "${4:-}" != body ] || [ -f "$R$W/$j-log.txt" ] && echo "$j"
 		done | head -n "${3:-1000}"
 }
-RELEASABLE='conduit: server unreachable|slurm_bb_[a-z_]+( failed)?: *$'
+RELEASABLE='conduit: server unreachable'
 # A job slurmctld found in stage-in when it restarted is held back 60 s
 # "for the teardown" of its buffer, and a requeued one about two minutes
 # (fixed waits of Slurm's): once the buffer is torn down, let it go.
@@ -152,9 +181,8 @@ let_go() {
 		torn_down "$j" && in_root scontrol update JobId="$j" StartTime=now 2>/dev/null
 	done
 }
-# The admin's answer to an outage, or to a restart during which Slurm
-# killed a hook (26.05 counts that as the hook failing, with no message):
-# release what it held.
+# The admin's answer to an outage: release what it held (a job held
+# because a restart killed its hook is recover's, above).
 # Release jobs kept held for a moment of the wave, until Slurm says they
 # are (a slurmctld just restarted may not take the first scontrol yet).
 release_kept() { # release_kept IDS...
@@ -191,8 +219,9 @@ wait_for 60 sh -c "chroot $R sinfo -h -o %t | grep -qx idle"
 FLOW='"delay_ms": {"DATA_TRANSFERRING": 1000}'
 HOLD='"delay_ms": {"DATA_TRANSFERRING": 600000}'
 # one turn of the admin's loop: sample the hooks, release what an outage
-# or a restart held, let go what Slurm holds back after a teardown
-tend() { sample; release_held; let_go; }
+# held, let go what Slurm holds back after a teardown, and recover what a
+# restart left
+tend() { sample; release_held; let_go; admin_recover; }
 wait_ids() { # wait_ids SECONDS STATE REASON N [body] -> N ids (or fewer on timeout)
 	end=$(( $(date +%s) + $1 ))
 	while :; do
@@ -455,6 +484,42 @@ teardowns_done() {
 	done
 }
 wait_for 60 teardowns_done
+
+# ---- what the restarts left: conduit-bb status lists it, recover does it ----
+# The jobs Slurm lost, by the wave's own reading of squeue, scontrol and
+# the node (lost_alone), are each listed by `conduit-bb status`; then
+# `conduit-bb recover --cancel-stuck` (a job left in stage-in with no
+# buffer can only be cancelled) runs until no stage-out it finishes still
+# runs, and every job ends again: what it released or requeued COMPLETED,
+# with its outputs (wave_check.py).
+alone=$(lost_alone | sort -un | tr '\n' ' ')
+in_root conduit-bb status --json > "$R/tmp/wave-status.json" 2> "$R/tmp/wave-status.err"
+listed=" $(/usr/bin/python3 -c 'import json, sys
+print(" ".join(str(j["job"]) for j in json.load(open(sys.argv[1]))["lost_by_slurm"]))' \
+	"$R/tmp/wave-status.json" 2>/dev/null) "
+unlisted=""
+for j in $alone; do case $listed in *" $j "*) ;; *) unlisted="$unlisted $j" ;; esac; done
+expect "wave: every job Slurm lost in a restart is listed by conduit-bb status (${alone:-none lost})" \
+	[ -z "$unlisted" ]
+[ -z "$unlisted" ] || note "wave: not listed: $unlisted; status said: $(cat "$R/tmp/wave-status.json" "$R/tmp/wave-status.err" | tr '\n' ' ')"
+recover_done() {
+	admin_recover --cancel-stuck
+	! grep -q 'still running' "$RECOVER_LOG.last"
+}
+expect "wave: conduit-bb recover leaves no stage-out running" wait_for 180 recover_done
+end=$(( $(date +%s) + 300 ))
+while ! settled && [ "$(date +%s)" -lt "$end" ]; do
+	tend
+	sleep 2
+done
+expect "wave: ... and every job it released or requeued ended" [ "$left" = 0 ]
+wait_for 60 teardowns_done
+released=$(recovered released)
+relaunched=$(recovered requeued)
+stuck_cancelled=$(recovered cancelled)
+note "wave: conduit-bb recover released ${released:-none}; requeued ${relaunched:-none}; cancelled ${stuck_cancelled:-none}"
+expect "wave: both slurmctld restarts came while burst-buffer scripts ran ($(tr '\n' ' ' < "$RESTARTS"))" \
+	sh -c "! grep -qx 0 '$RESTARTS' && [ \$(grep -c . '$RESTARTS') = 2 ]"
 all_ids=$(in_root squeue -h -t all -u alice -o '%A|%j|%F|%K|%T' | awk -F'|' '$2 ~ /^wave-/')
 printf '%s\n' "$all_ids" > "$R/tmp/wave-jobs"
 lost=$(lost_for_good | tr '\n' ' ')
@@ -462,7 +527,8 @@ killed=$(killed_by_slurm)
 [ -z "$killed" ] || note "wave: slurmctld killed the running burst-buffer scripts of jobs $killed as it shut down"
 [ -z "$lost" ] || note "wave: Slurm lost the burst buffers of jobs $lost in a slurmctld restart (they stay in stage-in or stage-out; docs/admin.md); conduit_bb's part is checked for them too"
 /usr/bin/python3 "$E2E/wave_check.py" "$R" "$SRV" "$R/tmp/wave-jobs" \
-	"$cancelled" "$requeued" "$hurried" "$lost" "$killed" > "$R/tmp/wave-check" 2>&1
+	"$cancelled" "$requeued" "$hurried" "$lost" "$killed" \
+	"$released" "$relaunched" "$stuck_cancelled" > "$R/tmp/wave-check" 2>&1
 while IFS= read -r line; do
 	case $line in
 	"ok "*) ok "wave: ${line#ok }" ;;

@@ -1,17 +1,22 @@
 #!/usr/bin/python3
 """wave_check.py - what a site needs after the load-and-chaos wave.
 
-  wave_check.py ROOT SRV JOBS CANCELLED REQUEUED HURRIED LOST KILLED
+  wave_check.py ROOT SRV JOBS CANCELLED REQUEUED HURRIED LOST KILLED \
+                RELEASED RELAUNCHED STUCK
 
 ROOT is the Slurm root, SRV the Conduit test server's directory inside it,
 JOBS a file of squeue rows "id|name|array_job_id|task_id|state", the
 others space-separated job ids.  LOST are jobs whose burst buffer Slurm
-lost in a restart: they cannot reach COMPLETED, but what conduit_bb
-owes them (their transfers, once each, none left active) is checked.
-KILLED are jobs whose burst-buffer script slurmctld killed as it shut
-down: Slurm 26.05 records that as the hook failing with an empty message,
-which is Slurm's doing and not blamed on conduit_bb.  Prints "ok WHAT" or "not ok WHAT" per
-check (with the offenders), and other lines as notes.
+lost in a restart and that are still lost after `conduit-bb recover`:
+they cannot reach COMPLETED, but what conduit_bb owes them (their
+transfers, once each, none left active; a job left in STAGE_OUT, its
+outputs) is checked.  KILLED are jobs whose burst-buffer script
+slurmctld killed as it shut down: Slurm records that as the hook failing
+with an empty message, which is Slurm's doing and not blamed on
+conduit_bb.  RELEASED, RELAUNCHED and STUCK are the jobs `conduit-bb
+recover` released (held for a hook Slurm killed), requeued (their launch
+lost) and cancelled (left in stage-in with no buffer).  Prints "ok WHAT"
+or "not ok WHAT" per check (with the offenders), and other lines as notes.
 """
 import collections
 import json
@@ -20,13 +25,15 @@ import re
 import subprocess
 import sys
 
-root, srv, jobs_file, cancelled, requeued, hurried, lost, killed = sys.argv[1:9]
-cancelled, requeued, hurried, lost, killed = (set(x.split()) for x in
-                                              (cancelled, requeued, hurried, lost, killed))
+root, srv, jobs_file = sys.argv[1:4]
+cancelled, requeued, hurried, lost, killed, released, relaunched, stuck = (
+    set(x.split()) for x in sys.argv[4:12])
 # Slurm 26.05 counts a data_out it killed as it shut down as the hook
-# failing, and ends the job: its stage-out never ran, through no answer
-# conduit_bb gave (docs/admin.md, "Restarting slurmctld").  Read from
-# slurmctld's log: the kill, then the failure of that very hook.
+# failing, and may end the job without its stage-out: conduit_bb finishes
+# that stage-out from the plan data_out saved (docs/admin.md, "Stage-outs
+# Slurm drops"), so its outputs are checked like any other's.  Read from
+# slurmctld's log (the kill, then the failure of that very hook), to say
+# which jobs it was.
 out_killed = set()
 ctld_log = os.path.join(root, "var/log/slurm/slurmctld.log")
 if os.path.exists(ctld_log):
@@ -56,25 +63,28 @@ def check(what, bad):
         print("ok " + what)
 
 
-print("%d jobs: %d cancelled in stage-in, %d requeued, %d hurried in stage-out, %d lost by Slurm"
-      % (len(jobs), len(cancelled), len(requeued), len(hurried), len(lost)))
+print("%d jobs: %d cancelled in stage-in, %d requeued, %d hurried in stage-out, %d lost by Slurm; "
+      "conduit-bb recover released %d, requeued %d, cancelled %d"
+      % (len(jobs), len(cancelled), len(requeued), len(hurried), len(lost), len(released),
+         len(relaunched), len(stuck)))
 check("100 jobs seen", [] if len(jobs) == 100 else ["%d jobs" % len(jobs)])
 if out_killed & set(jobs):
     print("Slurm killed the data_out of %d jobs at shutdown and ended them without their "
-          "stage-out: %s (Slurm's loss; their transfers are still checked below)"
+          "stage-out: %s (conduit_bb finished it: checked below)"
           % (len(out_killed & set(jobs)), " ".join(sorted(out_killed & set(jobs)))))
 
-# 1. every job not cancelled COMPLETED, its final attempt's outputs in place
+# 1. every job not cancelled COMPLETED (or, lost in STAGE_OUT, staged
+# out by conduit_bb), its final attempt's outputs in place
 bad_state, bad_out = [], []
 for jid, j in jobs.items():
-    if jid in cancelled or jid in hurried or jid in lost:
+    if jid in cancelled or jid in hurried or jid in stuck:
         continue
-    if j["state"] != "COMPLETED":
+    if jid in lost and j["state"] != "STAGE_OUT":
+        continue
+    if j["state"] != "COMPLETED" and jid not in lost:
         bad_state.append("%s:%s" % (jid, j["state"]))
         continue
-    if jid in out_killed:
-        continue
-    k = 1 if jid in requeued else 0
+    k = (jid in requeued) + (jid in relaunched)
     res = os.path.join(root, "data/wave/%s-res.txt" % j["label"])
     log = os.path.join(root, "data/wave/%s-log.txt" % j["label"])
     left = os.path.join(root, "home/alice/wave/%s-log.txt" % j["label"])
@@ -86,7 +96,8 @@ for jid, j in jobs.items():
         ok = False
     if not ok:
         bad_out.append(jid)
-check("every job not cancelled (nor lost by Slurm) is COMPLETED", bad_state)
+check("every job not cancelled (by the wave, or by recover as stuck in stage-in) "
+      "nor lost by Slurm for good is COMPLETED", bad_state)
 check("... with its final attempt's outputs in place, owned by alice", bad_out)
 
 # 2. each directive started exactly once per attempt that needed it
@@ -103,19 +114,23 @@ check("no directive started twice for one attempt",
       ["%s/r%s/%s" % (g[0], g[1], g[2]) for g, n in starts.items() if n != 1])
 missing = []
 for jid in jobs:
-    if jid in cancelled or jid in hurried or jobs[jid]["state"] != "COMPLETED":
+    if jid in cancelled or jid in hurried or jid in stuck or \
+            (jobs[jid]["state"] != "COMPLETED" and jid not in lost):
         continue
-    want = [("0", i, "CONDUIT_PRE") for i in "123"] + [("0", i, "CONDUIT_POST") for i in "45"]
-    if jid in requeued:
-        want += [("1", i, "CONDUIT_POST") for i in "45"]
-    for r_, i, t in want:
-        # the killed data_out was the last attempt's: its stage-out may
-        # have started in part or not at all (never twice: checked above)
-        if jid in out_killed and t == "CONDUIT_POST" and r_ == ("1" if jid in requeued else "0"):
+    if jid in lost and jobs[jid]["state"] != "STAGE_OUT":
+        continue
+    k = (jid in requeued) + (jid in relaunched)
+    want = [("0", i, "CONDUIT_PRE") for i in "123"]
+    for a in range(k + 1):
+        # (an attempt whose launch Slurm lost ran no script: whether its
+        # stage-out started is Slurm's; never twice: checked above)
+        if a < k and jid in relaunched:
             continue
+        want += [(str(a), i, "CONDUIT_POST") for i in "45"]
+    for r_, i, t in want:
         if starts[(jid, r_, i, t)] != 1:
             missing.append("%s/r%s/%s" % (jid, r_, i))
-    if jid in requeued and any(starts[(jid, "1", i, "CONDUIT_PRE")] for i in "123"):
+    if k and any(starts[(jid, str(a), i, "CONDUIT_PRE")] for a in range(1, k + 1) for i in "123"):
         missing.append("%s: stage-in repeated" % jid)
 check("each needed directive started once per attempt (stage-in once, stage-out per attempt)",
       missing)
