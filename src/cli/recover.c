@@ -145,6 +145,35 @@ static int act(const cbb_config_t *cfg, const char *prog, const char *action,
 	return rc == 0 && status == 0 ? 0 : -1;
 }
 
+/* The cluster StateDir knows the job by, or NULL. */
+static const char *cluster_of(const cbb_sd_list_t *sd, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < sd->n; i++)
+		if (sd->v[i].job_id == id)
+			return sd->v[i].cluster;
+	return NULL;
+}
+
+/*
+ * A job whose launch Slurm lost: its attempt marked before it is
+ * requeued, so that the stage-out Slurm runs for it skips every
+ * directive (the batch script never ran: nothing of the job's to copy).
+ */
+static void mark_unlaunched(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
+			    const cbb_sl_job_t *j)
+{
+	const char *cluster = cluster_of(sd, j->job_id);
+	cbb_statedir_t dir;
+
+	if (!cluster)
+		return;
+	cbb_statedir_init(&dir, cfg, cluster);
+	cbb_unlaunched_mark(&dir, j->job_id, j->restart);
+	cbb_statedir_close(&dir);
+}
+
 /*
  * A job just cancelled in stage-in: what its hurried teardown would do
  * (Slurm may kill that teardown with the cancelled job's scripts), if
@@ -157,20 +186,18 @@ static int stop_stage_in(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 	cbb_statedir_t dir;
 	cbb_grpc_t g;
 	cbb_err_t err;
-	size_t i;
 	int rc;
+	const char *cluster = cluster_of(sd, id);
 
-	for (i = 0; i < sd->n && sd->v[i].job_id != id; i++)
-		;
-	if (i == sd->n)
+	if (!cluster)
 		return 0;
 	cbb_err_clear(&err);
 	if (cbb_grpc_open(&g, cfg, 0, &err) < 0) {
 		printf("error: job %u: %s\n", id, err.msg);
 		return -1;
 	}
-	cbb_statedir_init(&dir, cfg, sd->v[i].cluster);
-	cbb_job_ctx_init(&self, cfg, &g, sd->v[i].cluster, 0, 0);
+	cbb_statedir_init(&dir, cfg, cluster);
+	cbb_job_ctx_init(&self, cfg, &g, cluster, 0, 0);
 	self.sd = &dir;
 	self.log = say;
 	rc = cbb_stage_stop_cancelled(&self, id);
@@ -194,7 +221,9 @@ static int unstick(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 		break;
 	case CBB_SL_LAUNCH:
 		action = "requeue";
-		done = "requeued: Slurm runs it again";
+		done = "requeued: Slurm runs it again (the stage-out of the "
+		       "attempt that never ran skips every directive)";
+		mark_unlaunched(cfg, sd, j);
 		break;
 	case CBB_SL_STAGE_IN:
 		if (!cancel) {

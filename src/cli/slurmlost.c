@@ -210,25 +210,32 @@ size_t cbb_sl_candidates(const char *rows, const char *burst, time_t boot,
 	while (*p && k < max) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char line[256], *f[8], *s;
+		char line[256], *f[9], *s, *end;
 		cbb_sl_job_t j;
 		time_t start;
+		unsigned long r;
 		int n = 0;
 
 		if (len >= sizeof(line))
 			goto next;
 		memcpy(line, p, len);
 		line[len] = '\0';
-		for (s = line; n < 8; n++) {
+		for (s = line; n < 9; n++) {
 			f[n] = s;
 			if (!(s = strchr(s, '|')))
 				break;
 			*s++ = '\0';
 		}
-		/* seven columns, each closed by '|', and nothing after */
-		if (n != 7 || *f[7])
+		/* eight columns, each closed by '|', and nothing after */
+		if (n != 8 || *f[8])
 			goto next;
 		memset(&j, 0, sizeof(j));
+		errno = 0;
+		r = strtoul(f[7], &end, 10);
+		if (!*f[7] || *end || errno || r > UINT32_MAX ||
+		    f[7][0] < '0' || f[7][0] > '9')
+			goto next;
+		j.restart = (uint32_t)r;
 		if (!job_id(f[0], strlen(f[0]), &j.job_id) ||
 		    strlen(f[1]) >= sizeof(j.state) ||
 		    strlen(f[2]) >= sizeof(j.bbstate))
@@ -311,7 +318,7 @@ static int ask(char *const argv[], char **out)
 
 static const char ROWS[] =
 	"JobId:|,State:|,BurstBufferState:|,TimeUsed:|,Priority:|,BatchFlag:|,"
-	"StartTime:|";
+	"StartTime:|,RestartCnt:|";
 
 static int ask_rows(const char *squeue, const char *ids, char **out)
 {

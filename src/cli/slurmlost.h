@@ -54,6 +54,7 @@ typedef struct {
 	char bbstate[24];   /* the job's burst-buffer state */
 	char hook[48];      /* held: the hook Slurm killed */
 	long used_s;        /* launch: how long it has run */
+	uint32_t restart;   /* Slurm's restart count: the attempt */
 } cbb_sl_job_t;
 
 #define CBB_SL_MAX 256
@@ -93,7 +94,8 @@ const char *cbb_sl_beside(const cbb_config_t *cfg, const char *prog,
 
 /*
  * From the rows of `squeue -h -t PD,R,SO -O JobId:|,State:|,BurstBufferState:|,
- * TimeUsed:|,Priority:|,BatchFlag:|,StartTime:|`, the buffers (and
+ * TimeUsed:|,Priority:|,BatchFlag:|,StartTime:|,RestartCnt:|`, the
+ * buffers (and
  * OtherTimeout) `scontrol show burst` lists and slurmctld's boot time:
  * the candidates, at most max.  A held job's hook is not known yet
  * (cbb_sl_killed_hook), nor whether a launch's job runs (sstat).

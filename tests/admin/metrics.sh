@@ -33,7 +33,7 @@ mkdir -m 0755 "$t/textfile"
 # and what squeue and scontrol say (fake-squeue): one job held for a
 # stage-in poll Slurm killed, one RUNNING in pre-run since just before
 # slurmctld started, nothing of it on its node
-printf '901|PENDING|complete|0:00|0.00000000000000|1|N/A|\n902|RUNNING|pre-run|9:00|0.1|1|%s|\n' \
+printf '901|PENDING|complete|0:00|0.00000000000000|1|N/A|0|\n902|RUNNING|pre-run|9:00|0.1|1|%s|0|\n' \
 	"$(date -d "@$(( $(date +%s) - 2 ))" +%Y-%m-%dT%H:%M:%S)" > "$t/jobstates/.rows"
 printf 'BOOT_TIME = %s\n' "$(date +%Y-%m-%dT%H:%M:%S)" > "$t/jobstates/.config"
 printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: |\n' > "$t/jobstates/.reason.901"

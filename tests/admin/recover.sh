@@ -49,7 +49,7 @@ print(sum(1 for t in json.load(open(sys.argv[1])).values()
 		"$t/server/state.json" "$1"
 }
 [ "$(active_of "$running")" = 2 ] || fail "jobs.lua's stage-in is not running ($(active_of "$running") active)"
-echo "$running|PENDING|staging-in|0:00|0.00000000023283|1|N/A|" > "$J/.rows"
+echo "$running|PENDING|staging-in|0:00|0.00000000023283|1|N/A|0|" > "$J/.rows"
 : > "$J/.actions" && chmod 0666 "$J/.actions"
 recover --cancel-stuck "$running"
 [ "$rc" -eq 0 ] && [ "$(cat "$J/.actions")" = "scancel $running" ] || fail "--cancel-stuck $running: exit $rc, $(cat "$J/.actions")"
@@ -106,21 +106,21 @@ J=$t/jobstates
 boot=$(date +%s)
 at() { date -d "@$1" +%Y-%m-%dT%H:%M:%S; }
 cat > "$J/.rows" <<ROWS
-801|PENDING|complete|0:00|0.00000000000000|1|N/A|
-802|RUNNING|pre-run|5:00|0.00000000023283|1|$(at $((boot - 3)))|
-803|PENDING|staging-in|0:00|0.00000000023283|1|N/A|
-804|STAGE_OUT|staging-out|0:40|0.00000000023283|1|$(at $((boot - 40)))|
-805|PENDING|complete|0:00|0.00000000000000|1|N/A|
-806|RUNNING|running|5:00|0.00000000023283|1|$(at $((boot - 3)))|
-807|PENDING|staging-in|0:00|0.00000000023283|1|N/A|
-808|RUNNING|running|1-00:00:00|0.00000000023283|1|$(at $((boot - 86400)))|
+801|PENDING|complete|0:00|0.00000000000000|1|N/A|0|
+802|RUNNING|pre-run|5:00|0.00000000023283|1|$(at $((boot - 3)))|0|
+803|PENDING|staging-in|0:00|0.00000000023283|1|N/A|0|
+804|STAGE_OUT|staging-out|0:40|0.00000000023283|1|$(at $((boot - 40)))|0|
+805|PENDING|complete|0:00|0.00000000000000|1|N/A|0|
+806|RUNNING|running|5:00|0.00000000023283|1|$(at $((boot - 3)))|0|
+807|PENDING|staging-in|0:00|0.00000000023283|1|N/A|0|
+808|RUNNING|running|1-00:00:00|0.00000000023283|1|$(at $((boot - 86400)))|0|
 ROWS
 printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: |\n' > "$J/.reason.801"
 printf 'burst_buffer/lua: JobHeldAdmin: slurm_bb_test_data_in failed: conduit: server unreachable for 12 s|\n' > "$J/.reason.805"
 # 809 and 810 held with the reason's text gone (a restart, an update):
 # their SystemComment's newest entry says which hook, and how it failed
 for k in 809 810; do
-	echo "$k|PENDING|complete|0:00|0.00000000000000|1|N/A|" >> "$J/.rows"
+	echo "$k|PENDING|complete|0:00|0.00000000000000|1|N/A|0|" >> "$J/.rows"
 	echo 'JobHeldAdmin|' > "$J/.reason.$k"
 done
 {
@@ -184,8 +184,8 @@ recover --after 10m 802
 # a job the second reading sees otherwise (801 released meanwhile, 802
 # ended) is left alone
 grep -v '^80[12]|' "$J/.rows" > "$J/.rows2"
-echo "801|PENDING|pending|0:00|0.00000000023283|1|N/A|" >> "$J/.rows2"
-echo "802|COMPLETED|complete|5:00|0.00000000023283|1|$(at $((boot - 3)))|" >> "$J/.rows2"
+echo "801|PENDING|pending|0:00|0.00000000023283|1|N/A|0|" >> "$J/.rows2"
+echo "802|COMPLETED|complete|5:00|0.00000000023283|1|$(at $((boot - 3)))|0|" >> "$J/.rows2"
 recover 801 802
 [ "$rc" -eq 0 ] && [ ! -s "$J/.actions" ] || fail "second reading: $(cat "$J/.actions")"
 rm "$J/.rows2"

@@ -94,6 +94,22 @@ describe("#CONDUIT_POST --when=", function()
     assert.matches("\nout%s+3%s+0%s+SKIPPED %(when=success, job requeued%)", bbstat(j))
   end)
 
+  it("the attempt conduit-bb recover marked unlaunched stages nothing out", function()
+    -- (recover marks attempt 0 of a job whose launch Slurm lost, then
+    -- requeues it: the stage-out of that attempt comes while it pends)
+    local j = three()
+    assert(sh("mkdir -p -m 0700 " .. statedir))
+    H.spit(statedir .. "/testcluster." .. j.id .. ".unlaunched", "1\n")
+    assert.are.equal(0, stage_out(j, { job_state = PENDING, restart_cnt = 1 }))
+    assert.are.equal("", arrived(j))
+    assert.truthy(said:find("stage-out skipped (when=always, its script never ran)", 1, true))
+    assert.matches("\nout%s+4%s+0%s+SKIPPED %(when=always, its script never ran%)", bbstat(j))
+    -- another attempt's mark is not this one's
+    j = three()
+    H.spit(statedir .. "/testcluster." .. j.id .. ".unlaunched", "2\n")
+    assert.are.equal(2, stage_out(j, { job_state = PENDING, restart_cnt = 1 }))
+  end)
+
   it("stages everything out when Slurm does not say how the job ended", function()
     local j = three()
     j.info = H.job_info({ job_id = tonumber(j.id), user_id = 61001, work_dir = work,

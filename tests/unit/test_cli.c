@@ -599,23 +599,23 @@ static void test_slurm_lost_candidates(void **state)
 	stamp(boot - 60 - 61, b2, sizeof(b2)); /* before pre_run's window */
 	stamp(boot + 5, b3, sizeof(b3));      /* after: this slurmctld's own */
 	snprintf(rows, sizeof(rows),
-		 "10|PENDING|staging-in|0:00|0.00000000023283|1|N/A|\n"   /* lost in */
-		 "11|PENDING|staging-in|0:00|0.00000000023283|1|N/A|\n"   /* has a buffer */
-		 "12|STAGE_OUT|staging-out|0:31|0.00000000023283|1|%s|\n" /* lost out */
-		 "13|STAGE_OUT|staging-out|0:31|0.0000000002|1|%s|\n"    /* task's buffer */
-		 "14|PENDING|complete|0:00|0.00000000000000|1|N/A|\n"     /* held */
-		 "15|RUNNING|pre-run|2:02|0.0000001|1|%s|\n"              /* launch */
-		 "16|RUNNING|running|2:02|0.0000001|1|%s|\n"              /* too early */
-		 "17|RUNNING|running|1:59|0.0000001|1|%s|\n"              /* not long enough */
-		 "18|RUNNING|running|10:00|0.0000001|0|%s|\n"             /* not a batch job */
-		 "19|PENDING|(null)|0:00|0.00000000000000|1|N/A|\n"       /* no burst buffer */
-		 "20|COMPLETED|complete|0:30|0.0000001|1|%s|\n"
-		 "21|PENDING|staging-in|0:00|0.1|1|N/A|extra|\n"          /* not seven columns */
-		 "22_3|PENDING|staging-in|0:00|0.1|1|N/A|\n"              /* not an id */
-		 "23|RUNNING|running|1-00:00:01|0.0000001|1|%s|\n"        /* started after */
-		 "24|RUNNING|running|2:00:01|0.0000001|1|%s|\n"
-		 "25|STAGE_OUT|teardown|0:30|0.0|1|%s|\n"                /* teardown lost */
-		 "26|PENDING|teardown|0:00|0.0|1|N/A|",                    /* held, lost */
+		 "10|PENDING|staging-in|0:00|0.00000000023283|1|N/A|0|\n"   /* lost in */
+		 "11|PENDING|staging-in|0:00|0.00000000023283|1|N/A|0|\n"   /* has a buffer */
+		 "12|STAGE_OUT|staging-out|0:31|0.00000000023283|1|%s|0|\n" /* lost out */
+		 "13|STAGE_OUT|staging-out|0:31|0.0000000002|1|%s|0|\n"    /* task's buffer */
+		 "14|PENDING|complete|0:00|0.00000000000000|1|N/A|0|\n"     /* held */
+		 "15|RUNNING|pre-run|2:02|0.0000001|1|%s|2|\n"              /* launch */
+		 "16|RUNNING|running|2:02|0.0000001|1|%s|0|\n"              /* too early */
+		 "17|RUNNING|running|1:59|0.0000001|1|%s|0|\n"              /* not long enough */
+		 "18|RUNNING|running|10:00|0.0000001|0|%s|0|\n"             /* not a batch job */
+		 "19|PENDING|(null)|0:00|0.00000000000000|1|N/A|0|\n"       /* no burst buffer */
+		 "20|COMPLETED|complete|0:30|0.0000001|1|%s|0|\n"
+		 "21|PENDING|staging-in|0:00|0.1|1|N/A|extra|0|\n"          /* not eight columns */
+		 "22_3|PENDING|staging-in|0:00|0.1|1|N/A|0|\n"              /* not an id */
+		 "23|RUNNING|running|1-00:00:01|0.0000001|1|%s|0|\n"        /* started after */
+		 "24|RUNNING|running|2:00:01|0.0000001|1|%s|0|\n"
+		 "25|STAGE_OUT|teardown|0:30|0.0|1|%s|0|\n"                /* teardown lost */
+		 "26|PENDING|teardown|0:00|0.0|1|N/A|0|",                    /* held, lost */
 		 b1, b1, b1, b2, b1, b1, b1, b3, b1, b1);
 	n = cbb_sl_candidates(rows, burst, boot, 120, v, 16);
 	assert_int_equal(n, 7);
@@ -633,6 +633,7 @@ static void test_slurm_lost_candidates(void **state)
 	assert_int_equal(v[3].kind, CBB_SL_LAUNCH);
 	assert_int_equal(v[3].used_s, 122);
 	assert_string_equal(v[3].bbstate, "pre-run");
+	assert_int_equal(v[3].restart, 2);
 	assert_int_equal(v[4].job_id, 24);
 	assert_int_equal(v[4].used_s, 7201);
 	/* no boot time: no launch; at most max; none when Slurm said nothing */

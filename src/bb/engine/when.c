@@ -23,14 +23,21 @@ void cbb_stage_apply_when(const cbb_job_ctx_t *j, cbb_plan_t *plan)
 	cbb_recs_t had;
 	cbb_err_t err;
 	uint32_t a = cbb_attempt(j, CBB_STAGE_OUT);
+	bool unlaunched;
 	size_t i, k;
 
 	cbb_outcome(j->have_state, j->job_state, j->have_exit, j->exit_code,
 		    &o);
+	/* an attempt whose batch script never ran (its launch lost in a
+	 * restart; `conduit-bb recover` marked it): nothing to copy */
+	unlaunched = j->sd && cbb_unlaunched_for(j->sd, j->job_id, a);
+	if (unlaunched)
+		snprintf(o.why, sizeof(o.why), "unlaunched");
 	for (i = 0; i < plan->n; i++) {
 		cbb_directive_t *d = &plan->v[i];
 
-		d->skip = d->stage == CBB_STAGE_OUT && !cbb_when_runs(d->when, &o);
+		d->skip = d->stage == CBB_STAGE_OUT &&
+			  (unlaunched || !cbb_when_runs(d->when, &o));
 	}
 	cbb_err_clear(&err);
 	if (cbb_skips_load(j->sd, j->job_id, j->restart, j->submit, &had,

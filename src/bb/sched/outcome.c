@@ -74,6 +74,8 @@ void cbb_outcome_text(const char *why, char *buf, size_t size)
 		snprintf(buf, size, "job exit %u", v);
 	else if (sscanf(why, "signal=%u", &v) == 1)
 		snprintf(buf, size, "job killed by signal %u", v);
+	else if (!strcmp(why, "unlaunched"))
+		snprintf(buf, size, "its script never ran");
 	else
 		snprintf(buf, size, "job %s", why);
 }

@@ -527,6 +527,26 @@ static bool covers(long long t, int64_t submit)
 	return submit > 0 && t > 0 && submit < t;
 }
 
+void cbb_unlaunched_mark(cbb_statedir_t *sd, uint32_t job_id, uint32_t attempt)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	int dfd = job_at(sd, true, job_id, CBB_SF(UNLAUNCHED), name,
+			 sizeof(name));
+
+	/* (attempt + 1: an empty or zero mark covers nothing) */
+	if (dfd >= 0)
+		(void)mark_at(dfd, name, O_TRUNC, (long long)attempt + 1);
+}
+
+bool cbb_unlaunched_for(cbb_statedir_t *sd, uint32_t job_id, uint32_t attempt)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	int dfd = job_at(sd, false, job_id, CBB_SF(UNLAUNCHED), name,
+			 sizeof(name));
+
+	return dfd >= 0 && cbb_sd_time_at(dfd, name) == (long long)attempt + 1;
+}
+
 bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit)
 {
 	char name[CBB_CLUSTER_MAX + 48];

@@ -24,9 +24,12 @@
  *   <cluster>.<job>.polled   empty: its mtime says when the job was last
  *                            polled (which jobs are staging now)
  *   <cluster>.<job>.outplan  what data_out was to stage out (its
- *                            directives and the job's facts), so a
- *                            stage-out Slurm drops can be finished
- *                            (engine/lost.c)
+ *                            directives and the job's facts; saved by
+ *                            post_run and data_out), so a stage-out
+ *                            Slurm drops can be finished (engine/lost.c)
+ *   <cluster>.<job>.unlaunched  the attempt (+ 1) whose launch Slurm
+ *                            lost, marked by `conduit-bb recover` as it
+ *                            requeues the job: its stage-out skips all
  *   sweep                    when the last sweep for other jobs'
  *                            orphaned stage-ins ran (its mtime), and
  *                            its lock (stage.h, cbb_stage_sweep)
@@ -280,6 +283,15 @@ bool cbb_ask_due(cbb_statedir_t *sd, uint32_t job_id, unsigned every_s);
  * it a new submit time) or a new job that reuses the id is never covered.
  */
 void cbb_over_mark(cbb_statedir_t *sd, uint32_t job_id, time_t asked_at);
+/*
+ * `conduit-bb recover` requeues a job whose launch Slurm lost in a
+ * restart (its batch script never ran) and marks that attempt first
+ * (<cluster>.<job>.unlaunched): its stage-out, which Slurm still runs for
+ * it, has nothing of the job's to copy, and skips every directive.  The
+ * teardown removes the mark.
+ */
+void cbb_unlaunched_mark(cbb_statedir_t *sd, uint32_t job_id, uint32_t attempt);
+bool cbb_unlaunched_for(cbb_statedir_t *sd, uint32_t job_id, uint32_t attempt);
 bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
 #define CBB_OVER_KEEP_S 86400
 
@@ -302,6 +314,7 @@ typedef enum {
 	CBB_SDK_POLL,          /* named by a user (u<uid>), not a job */
 	CBB_SDK_POLLED,
 	CBB_SDK_OUTPLAN,
+	CBB_SDK_UNLAUNCHED,
 	CBB_SDK_N
 } cbb_sd_kind_t;
 
