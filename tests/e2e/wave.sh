@@ -57,8 +57,20 @@ add_cpu() { cpu_total=$(awk -v a="$cpu_total" -v b="$(ctld_cpu)" 'BEGIN { print 
 # `conduit-bb status` and done by `conduit-bb recover` (below).
 RESTARTS=$R/tmp/wave-restarts
 : > "$RESTARTS"
+# Slurm 25.05 cannot save its state when it is stopped while a script
+# runs ("Locks left set ... can not save state"): all since its last save
+# is lost, even jobs sbatch was told were accepted ("Purged files for
+# defunct batch JobId=N"; docs/admin.md).  No plugin can bring those back,
+# and the wave needs its jobs: it restarts once slurmctld has written its
+# job state after the wave came here (it does so every few seconds while
+# jobs change), so what was submitted is on disk.
+saved_after() { # saved_after T: job_state written after second T
+	[ "$(stat -c %Y "$R/var/spool/slurmctld/job_state" 2>/dev/null || echo 0)" -gt "$1" ]
+}
 restart_ctld() {
 	add_cpu
+	asked=$(date +%s)
+	wait_for 120 saved_after "$asked" || note "wave: slurmctld did not save its job state within 120 s"
 	end=$(( $(date +%s) + 40 ))
 	while n=$(hooks_now) && [ "$n" = 0 ] && [ "$(date +%s)" -lt "$end" ]; do
 		sleep 0.1
