@@ -40,7 +40,6 @@
 #include "jobstate.h"
 #include "log.h"
 #include "lost.h"
-#include "run.h"
 #include "slurmlost.h"
 #include "stage.h"
 #include "statedir.h"
@@ -121,28 +120,21 @@ static int duration(const char *s, long *out)
 static int act(const cbb_config_t *cfg, const char *prog, const char *action,
 	       uint32_t id, char *said, size_t size)
 {
-	char path[4200], where[4200], idtxt[16], verb[16];
-	char *argv[] = { path, verb, idtxt, NULL };
-	cbb_buf_t out, err;
-	int status = -1, rc;
+	char path[4200], where[4200], idtxt[16], verb[16], *out, *err;
+	char *argv[] = { path, action ? verb : idtxt, action ? idtxt : NULL,
+			 NULL };
+	int rc;
 
 	snprintf(path, sizeof(path), "%s", cbb_sl_beside(cfg, prog, where,
 							 sizeof(where)));
 	snprintf(idtxt, sizeof(idtxt), "%u", id);
 	snprintf(verb, sizeof(verb), "%s", action ? action : "");
-	if (!action) {
-		argv[1] = idtxt;
-		argv[2] = NULL;
-	}
-	cbb_buf_init(&out, 4096);
-	cbb_buf_init(&err, 4096);
-	rc = cbb_run(argv, 10000, &out, &err, &status);
-	snprintf(said, size, "%s", err.data && err.len ? err.data :
-		 rc < 0 ? "could not be run or timed out" : "");
+	rc = cbb_sl_run(argv, 10000, 4096, &out, &err);
+	snprintf(said, size, "%s", rc < 0 ? "could not be run or timed out" : err);
 	said[strcspn(said, "\n")] = '\0';
-	cbb_buf_free(&out);
-	cbb_buf_free(&err);
-	return rc == 0 && status == 0 ? 0 : -1;
+	free(out);
+	free(err);
+	return rc == 0 ? 0 : -1;
 }
 
 /* The cluster StateDir knows the job by, or NULL. */

@@ -296,24 +296,43 @@ bool cbb_sl_killed_hook(const char *reason, char *hook, size_t size)
 
 /* ---- asking Slurm ------------------------------------------------------ */
 
-/* Run argv; its stdout in *out (caller frees), -1 when it failed. */
-static int ask(char *const argv[], char **out)
+int cbb_sl_run(char *const argv[], unsigned timeout_ms, size_t out_max,
+	       char **out, char **err)
 {
 	cbb_buf_t o, e;
 	int status, rc = -1;
 
-	*out = NULL;
-	cbb_buf_init(&o, OUT_MAX);
+	*out = *err = NULL;
+	cbb_buf_init(&o, out_max);
 	cbb_buf_init(&e, ERR_MAX);
-	if (cbb_run(argv, CBB_SQUEUE_TIMEOUT_MS, &o, &e, &status) == 0 &&
-	    status == 0) {
+	if (cbb_run(argv, timeout_ms, &o, &e, &status) == 0) {
 		*out = o.data ? o.data : strdup("");
-		o.data = NULL;
-		rc = *out ? 0 : -1;
+		*err = e.data ? e.data : strdup("");
+		o.data = e.data = NULL;
+		rc = *out && *err ? status : -1;
 	}
 	cbb_buf_free(&o);
 	cbb_buf_free(&e);
+	if (rc < 0) {
+		free(*out);
+		free(*err);
+		*out = *err = NULL;
+	}
 	return rc;
+}
+
+/* Run argv; its stdout in *out (caller frees), -1 when it failed. */
+static int ask(char *const argv[], char **out)
+{
+	char *err;
+	int rc = cbb_sl_run(argv, CBB_SQUEUE_TIMEOUT_MS, OUT_MAX, out, &err);
+
+	free(err);
+	if (rc == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	return -1;
 }
 
 static const char ROWS[] =
@@ -370,19 +389,15 @@ static bool launched(const char *sstat, uint32_t id)
 	char prog[4200], idtxt[16], a_n[] = "--noheader", a_p[] = "--parsable2",
 	     a_a[] = "-a", a_j[] = "-j", a_o[] = "-o", a_f[] = "JobID";
 	char *argv[] = { prog, a_n, a_p, a_a, a_j, idtxt, a_o, a_f, NULL };
-	cbb_buf_t o, e;
-	int status;
-	bool ran = true;
+	char *out, *err;
+	bool ran;
 
 	snprintf(prog, sizeof(prog), "%s", sstat);
 	snprintf(idtxt, sizeof(idtxt), "%u", id);
-	cbb_buf_init(&o, 65536);
-	cbb_buf_init(&e, ERR_MAX);
-	if (cbb_run(argv, CBB_SQUEUE_TIMEOUT_MS, &o, &e, &status) == 0 &&
-	    status == 0 && !o.len && !e.len)
-		ran = false;
-	cbb_buf_free(&o);
-	cbb_buf_free(&e);
+	ran = cbb_sl_run(argv, CBB_SQUEUE_TIMEOUT_MS, 65536, &out, &err) != 0 ||
+	      *out || *err;
+	free(out);
+	free(err);
 	return ran;
 }
 
@@ -419,8 +434,9 @@ bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
 	memcpy(line, last, n);
 	line[n] = '\0';
 	/* "<time> burst_buffer/lua: slurm_bb_NAME: " and nothing after */
-	return strstr(line, "burst_buffer/lua: slurm_bb_") &&
-	       cbb_sl_killed_hook(line[n - 1] == ':' ? line : "", hook, size);
+	return n && line[n - 1] == ':' &&
+	       strstr(line, "burst_buffer/lua: slurm_bb_") &&
+	       cbb_sl_killed_hook(line, hook, size);
 }
 
 /*
@@ -553,19 +569,27 @@ const cbb_sl_job_t *cbb_sl_find(const cbb_sl_list_t *l, uint32_t job_id)
 	return NULL;
 }
 
+/* Each kind's name and what `conduit-bb recover` does for it */
+static const struct {
+	const char *name, *remedy;
+} kinds[] = {
+	[CBB_SL_HELD] = { "held", "conduit-bb recover releases it" },
+	[CBB_SL_LAUNCH] = { "launch", "conduit-bb recover requeues it" },
+	[CBB_SL_STAGE_IN] = { "stage-in", "Slurm can neither start nor requeue "
+			      "it: conduit-bb recover --cancel-stuck cancels it" },
+	[CBB_SL_STAGE_OUT] = { "stage-out", "its stage-out is finished by "
+			       "conduit_bb (conduit-bb recover at once); Slurm "
+			       "keeps showing STAGE_OUT" },
+};
+
 const char *cbb_sl_kind_name(cbb_sl_kind_t k)
 {
-	switch (k) {
-	case CBB_SL_HELD:
-		return "held";
-	case CBB_SL_LAUNCH:
-		return "launch";
-	case CBB_SL_STAGE_IN:
-		return "stage-in";
-	case CBB_SL_STAGE_OUT:
-		return "stage-out";
-	}
-	return "?";
+	return k >= CBB_SL_HELD && k <= CBB_SL_STAGE_OUT ? kinds[k].name : "?";
+}
+
+const char *cbb_sl_remedy(cbb_sl_kind_t k)
+{
+	return k >= CBB_SL_HELD && k <= CBB_SL_STAGE_OUT ? kinds[k].remedy : "";
 }
 
 void cbb_sl_what(const cbb_sl_job_t *j, char *buf, size_t size)

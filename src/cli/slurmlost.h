@@ -80,6 +80,18 @@ const cbb_sl_job_t *cbb_sl_find(const cbb_sl_list_t *l, uint32_t job_id);
 /* "held", "launch", "stage-in", "stage-out" */
 const char *cbb_sl_kind_name(cbb_sl_kind_t k);
 
+/* What `conduit-bb recover` does for a job of this kind. */
+const char *cbb_sl_remedy(cbb_sl_kind_t k);
+
+/*
+ * Run a Slurm command (argv[0] a path) within timeout_ms: its exit
+ * status, with its stdout (at most out_max bytes) and stderr in *out and
+ * *err (the caller frees both); -1, and both NULL, when it could not be
+ * run, was killed, timed out or said too much.
+ */
+int cbb_sl_run(char *const argv[], unsigned timeout_ms, size_t out_max,
+	       char **out, char **err);
+
 /* What was lost, in a few words ("Slurm killed its slurm_bb_... ") */
 void cbb_sl_what(const cbb_sl_job_t *j, char *buf, size_t size);
 

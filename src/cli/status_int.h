@@ -68,7 +68,4 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 			   bool have_t, size_t ntransfers, const char *qerr,
 			   const cbb_sl_list_t *lost, int64_t now);
 
-/* What `conduit-bb recover` does for a job Slurm lost. */
-const char *cbb_status_remedy(cbb_sl_kind_t k);
-
 #endif

@@ -86,23 +86,6 @@ static const char *dstate_name(dstate_t s)
 	return n[s];
 }
 
-const char *cbb_status_remedy(cbb_sl_kind_t k)
-{
-	switch (k) {
-	case CBB_SL_HELD:
-		return "conduit-bb recover releases it";
-	case CBB_SL_LAUNCH:
-		return "conduit-bb recover requeues it";
-	case CBB_SL_STAGE_IN:
-		return "Slurm can neither start nor requeue it: "
-		       "conduit-bb recover --cancel-stuck cancels it";
-	case CBB_SL_STAGE_OUT:
-		return "its stage-out is finished by conduit_bb (conduit-bb "
-		       "recover at once); Slurm keeps showing STAGE_OUT";
-	}
-	return "";
-}
-
 static void print_lost(const cbb_sl_list_t *lost)
 {
 	size_t i;
@@ -116,7 +99,7 @@ static void print_lost(const cbb_sl_list_t *lost)
 
 		cbb_sl_what(&lost->v[i], what, sizeof(what));
 		printf("lost by Slurm: job %u: %s: %s\n", lost->v[i].job_id,
-		       what, cbb_status_remedy(lost->v[i].kind));
+		       what, cbb_sl_remedy(lost->v[i].kind));
 	}
 }
 
@@ -284,7 +267,7 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 			"kind", cbb_sl_kind_name(lost->v[i].kind),
 			"slurm_state", lost->v[i].state,
 			"what", what,
-			"remedy", cbb_status_remedy(lost->v[i].kind)));
+			"remedy", cbb_sl_remedy(lost->v[i].kind)));
 	}
 	json_object_set_new(root, "lost_by_slurm", lost->answered ? gone :
 			    (json_decref(gone), json_null()));

@@ -663,6 +663,23 @@ static void test_slurm_lost_killed_hook(void **state)
 	assert_false(cbb_sl_killed_hook("my_slurm_bb_x failed:", hook,
 					sizeof(hook)));
 	assert_false(cbb_sl_killed_hook("slurm_bb_: ", hook, sizeof(hook)));
+	/* the newest SystemComment entry of `scontrol show job` */
+	assert_true(cbb_sl_comment_killed_hook(
+		"JobId=7 JobName=x\n   SystemComment=12/03/26 12:40:01 "
+		"burst_buffer/lua: slurm_bb_data_in: conduit: down\n12/03/26 "
+		"12:48:18 burst_buffer/lua: slurm_bb_test_data_in: \n"
+		"   StdErr=/dev/null\n", hook, sizeof(hook)));
+	assert_string_equal(hook, "slurm_bb_test_data_in");
+	assert_false(cbb_sl_comment_killed_hook(
+		"JobId=7\n   SystemComment=12/03/26 12:48:18 burst_buffer/lua: "
+		"slurm_bb_test_data_in: conduit: down\n   StdErr=x\n", hook,
+		sizeof(hook)));
+	/* an empty value, and none at all */
+	assert_false(cbb_sl_comment_killed_hook(
+		"JobId=7\n   SystemComment=\n   StdErr=x\n", hook, sizeof(hook)));
+	assert_false(cbb_sl_comment_killed_hook("JobId=7\n   SystemComment=",
+						hook, sizeof(hook)));
+	assert_false(cbb_sl_comment_killed_hook("JobId=7\n", hook, sizeof(hook)));
 }
 
 int main(int argc, char **argv)
