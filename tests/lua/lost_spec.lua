@@ -228,6 +228,26 @@ describe("a stage-out Slurm dropped is finished by the next hook's sweep", funct
     assert.are.equal(2, starts_of(j))
   end)
 
+  it("a teardown squeue gives no answer for keeps the open plan; a sweep finishes it", function()
+    local j = ran()
+    fresh()
+    assert.are.equal(0, (slurm_bb_post_run(j.id, j.script, j.uid, j.uid, j.info)))
+    -- a slurmctld stopping: squeue dies without an answer
+    H.conf({ AuditLog = audit, Squeue = os.getenv("PWD") .. "/tests/unit/killed-squeue" })
+    fresh()
+    assert.are.equal(0, (slurm_bb_job_teardown(j.id, j.script, "false", j.uid, j.uid)))
+    assert.is_true(logged_has("job " .. j.id .. ": teardown: its stage%-out was never seen to end " ..
+                              "and squeue gave no answer"))
+    assert.is_true(exists(plan_of(j)))
+    assert.are.equal(0, starts_of(j))
+    -- Slurm back, the job ended: the sweeps finish it
+    H.conf({ AuditLog = audit })
+    spit(jobstates .. "/" .. j.id, "COMPLETED")
+    assert.is_true(swept_to_end(j))
+    assert.is_true(arrived(j))
+    assert.are.equal(2, starts_of(j))
+  end)
+
   it("a job Slurm still stages out, or that is alive, is left to its own hooks", function()
     local j = ran_unstarted()
     for _, st in ipairs({ "STAGE_OUT", "COMPLETING", "PENDING" }) do

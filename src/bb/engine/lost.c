@@ -367,6 +367,14 @@ bool cbb_lost_teardown(cbb_job_ctx_t *j)
 	 * killed before it started anything) */
 	cbb_job_state(cbb_conf_squeue(j->cfg, sq, sizeof(sq)), j->job_id,
 		      CBB_SQUEUE_TIMEOUT_MS, &f);
+	/* no answer (a slurmctld stopping, 25.05's wave job 74): nothing
+	 * final on it; the plan stays for the sweeps, which ask again */
+	if (f.cls == CBB_JOB_UNKNOWN) {
+		cbb_job_log(j, CBB_LOG_INFO, "teardown: its stage-out was never "
+			    "seen to end and squeue gave no answer; its records "
+			    "stay for the next sweep");
+		return true;
+	}
 	if (!cbb_outplan_dropped(j->sd, j->job_id, cbb_job_ended_for_good(&f) ||
 				 !strcmp(f.state, "STAGE_OUT"), f.state))
 		return false;

@@ -59,8 +59,8 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
  * stage-out was never seen to end and Slurm says the job has ended or
  * shows it in STAGE_OUT (a stage-out hook killed, then the teardown that
  * TeardownFailure queues: Slurm is done with that stage-out), finish it
- * as above.  true when it still runs: the caller keeps the
- * job's records for the sweeps.
+ * as above; when squeue gives no answer, keep it for the sweeps.  true
+ * when it still runs: the caller keeps the job's records for the sweeps.
  */
 bool cbb_lost_teardown(cbb_job_ctx_t *j);
 
