@@ -96,7 +96,7 @@ CLI_ADMIN := bb/lang/directive_json core/bytes core/curl_dl core/crypto_dl core/
              cli/admin cli/elf cli/doctor cli/doctor_conf cli/doctor_module \
              cli/doctor_tls cli/doctor_state cli/statedir cli/status cli/status_print cli/metrics cli/metrics_read cli/metrics_render \
              cli/apart cli/doctor_report cli/doctor_as cli/atomic_file \
-             $(BB) cli/recover cli/slurmlost
+             $(BB) cli/recover cli/slurmlost cli/slurmjob
 HDRS   := $(wildcard src/*/*.h src/bb/*/*.h)
 # Each part sees only the headers it may use, so the compiler enforces
 # the one-way rule (core <- bb, core <- switch; never bb <-> switch; and

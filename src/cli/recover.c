@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "admin.h"
 #include "config.h"
@@ -40,10 +41,12 @@
 #include "jobstate.h"
 #include "log.h"
 #include "lost.h"
+#include "slurmjob.h"
 #include "slurmlost.h"
 #include "stage.h"
 #include "statedir.h"
 #include "statefile.h"
+#include "symbols.h"
 
 #define RECOVER_MAX 256
 
@@ -198,6 +201,112 @@ static int stop_stage_in(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 	return rc;
 }
 
+/*
+ * A job in STAGE_OUT with no buffer that StateDir holds no stage-out
+ * plan of: no hook of its stage-out ever ran (Slurm 25.11 takes job ends
+ * for a minute after it stopped slurmscriptd on its way down: its
+ * post_run and teardowns "failed, status=-1, response=(null)" and the
+ * buffer was removed).  Its plan is built from what Slurm keeps of the
+ * job, as its data_out would have built it (slurmjob.h,
+ * cbb_lost_rebuild), and finished below with the others.  1 built, 0
+ * none needed, -1 failed (said).
+ */
+static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
+		   const cbb_sl_job_t *lj)
+{
+	const char *cluster = cluster_of(sd, lj->job_id);
+	char conf[256], path[4096], *script = NULL;
+	cbb_slurm_job_t s;
+	cbb_job_ctx_t j;
+	cbb_job_t job;
+	cbb_statedir_t dir;
+	cbb_err_t err;
+	size_t len, i;
+	int rc;
+
+	for (i = 0; i < sd->n; i++)
+		if (sd->v[i].job_id == lj->job_id &&
+		    (sd->v[i].files & CBB_SD_OUTPLAN))
+			return 0; /* a hook saved it */
+	cbb_err_clear(&err);
+	if (cbb_slurm_job_ask(cfg, lj->job_id, &s, &script, &len, &err) < 0) {
+		printf("error: job %u: its stage-out plan cannot be built: %s\n",
+		       lj->job_id, err.msg);
+		return -1;
+	}
+	if (!s.stage_out) {
+		free(script);
+		return 0; /* moved on since: Slurm's again */
+	}
+	/* the cluster its records name, else Slurm's (slurm.CLUSTER_NAME,
+	 * the hooks' first choice), else slurm.conf's */
+	if (!cluster && s.cluster[0])
+		cluster = s.cluster;
+	if (!cluster) {
+		if (cbb_slurm_cluster_name(path, sizeof(path), conf,
+					   sizeof(conf)) < 0) {
+			free(script);
+			printf("error: job %u: its stage-out plan cannot be "
+			       "built: %s has no ClusterName\n", lj->job_id,
+			       path);
+			return -1;
+		}
+		cluster = conf;
+	}
+	cbb_statedir_init(&dir, cfg, cluster);
+	if (cbb_outdone_for(&dir, s.job_id, s.submit)) {
+		cbb_statedir_close(&dir);
+		free(script);
+		return 0; /* finished already: Slurm keeps it in STAGE_OUT */
+	}
+	if (!s.end || time(NULL) - s.end > CBB_REBUILD_MAX_AGE_S) {
+		cbb_statedir_close(&dir);
+		free(script);
+		printf("error: job %u: no hook of its stage-out ever ran, and it "
+		       "ended %s: its plan is not built (docs/admin.md, "
+		       "\"Restarting slurmctld\")\n", s.job_id,
+		       s.end ? "over 7 days ago" : "at a time Slurm does not say");
+		return -1;
+	}
+	memset(&job, 0, sizeof(job));
+	job.job_id = s.job_id;
+	job.array_job_id = s.array_job_id;
+	job.array_task_id = s.array_task_id;
+	job.user_id = s.user_id;
+	job.user_name = s.user_name[0] ? s.user_name : NULL;
+	job.work_dir = s.work_dir;
+	job.name = s.name;
+	cbb_job_ctx_init(&j, cfg, NULL, cluster, s.job_id, s.user_id);
+	j.sd = &dir;
+	j.log = say;
+	j.restart = s.restart;
+	j.submit = s.submit;
+	j.have_state = s.have_state;
+	j.job_state = s.job_state;
+	j.have_exit = s.have_exit;
+	j.exit_code = s.exit_code;
+	j.requeued = s.have_state && s.job_state == 0 && s.restart > 0;
+	if (s.array_task_id != CBB_NO_VAL)
+		j.array_job_id = s.array_job_id;
+	j.array_task_id = s.array_task_id;
+	rc = cbb_lost_rebuild(&j, script, len, &job, &err);
+	free(script);
+	cbb_statedir_close(&dir);
+	if (rc < 0) {
+		printf("error: job %u: its stage-out plan cannot be built from "
+		       "its script: %s\n", s.job_id, err.msg);
+		return -1;
+	}
+	if (rc == 1) {
+		printf("job %u: no hook of its stage-out ever ran, and it has "
+		       "nothing to stage out\n", s.job_id);
+		return 0;
+	}
+	printf("job %u: no hook of its stage-out ever ran: its plan built from "
+	       "Slurm's copy of its script\n", s.job_id);
+	return 1;
+}
+
 /* One job Slurm will not move by itself: what an admin would do. */
 static int unstick(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 		   const cbb_sl_job_t *j, bool cancel)
@@ -229,8 +338,9 @@ static int unstick(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 		       "again";
 		break;
 	case CBB_SL_STAGE_OUT:
-		printf("job %u: %s; its stage-out is conduit_bb's to finish (above); "
-		       "Slurm keeps showing STAGE_OUT\n", j->job_id, what);
+		printf("job %u: %s; %s\n", j->job_id, what, j->out_done ?
+		       cbb_sl_remedy_of(j) : "its stage-out is conduit_bb's to "
+		       "finish (above); Slurm keeps showing STAGE_OUT");
 		return 0;
 	}
 	if (act(cfg, prog, action, j->job_id, said, sizeof(said)) < 0) {
@@ -285,6 +395,27 @@ int cbb_cmd_recover(int argc, char **argv)
 			"the jobs Slurm lost in a restart are not looked at\n");
 		rc = 1;
 	}
+	/* a stage-out no hook ever saw: its plan first, then StateDir
+	 * listed again to find it */
+	for (i = k = 0; i < lost.n; i++)
+		if (lost.v[i].kind == CBB_SL_STAGE_OUT) {
+			int b = rebuild(&cfg, &sd, &lost.v[i]);
+
+			if (b < 0)
+				rc = 1;
+			k += b > 0;
+		}
+	if (k) {
+		cbb_err_t err;
+
+		cbb_sd_free(&sd);
+		cbb_err_clear(&err);
+		if (cbb_sd_list(&cfg, &sd, &err) < 0) {
+			fprintf(stderr, "conduit-bb: %s\n", err.msg);
+			cbb_config_free(&cfg);
+			return 2;
+		}
+	}
 	/* (a plan that cannot be read is looked at too: finish says why) */
 	k = cbb_sd_plans(&cfg, &sd, only, nonly, true, &lost, p, RECOVER_MAX,
 			 &answered);
@@ -296,6 +427,7 @@ int cbb_cmd_recover(int argc, char **argv)
 	for (i = 0; rc != 2 && i < k; i++)
 		if (finish(&cfg, &p[i]) < 0)
 			rc = 1;
+	cbb_sd_mark_done(&sd, &lost);
 	for (i = 0; rc != 2 && i < lost.n; i++)
 		if (unstick(&cfg, &sd, &lost.v[i], cancel) < 0)
 			rc = 1;

@@ -270,6 +270,19 @@ next:
 	return k;
 }
 
+/*
+ * The length of s[0..n) without a trailing " (null)": what Slurm writes
+ * for a hook it never got an answer from (slurmscriptd gone as slurmctld
+ * stops: 25.11 takes job ends for a minute after, each hook "failed,
+ * status=-1, response=(null)").  conduit_bb's own failures say why.
+ */
+static size_t no_reply(const char *s, size_t n)
+{
+	if (n >= 8 && !memcmp(s + n - 8, ": (null)", 8))
+		return n - 7;
+	return n;
+}
+
 bool cbb_sl_killed_hook(const char *reason, char *hook, size_t size)
 {
 	size_t n = strlen(reason);
@@ -278,6 +291,7 @@ bool cbb_sl_killed_hook(const char *reason, char *hook, size_t size)
 	while (n && (reason[n - 1] == ' ' || reason[n - 1] == '|' ||
 		     reason[n - 1] == '\n'))
 		n--;
+	n = no_reply(reason, n);
 	if (!n || reason[n - 1] != ':')
 		return false;
 	end = reason + n - 1;
@@ -428,12 +442,13 @@ bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
 		end--;
 	for (last = end; last > p && last[-1] != '\n'; last--)
 		;
-	n = (size_t)(end - last);
+	n = no_reply(last, (size_t)(end - last));
 	if (n >= sizeof(line))
 		return false;
 	memcpy(line, last, n);
 	line[n] = '\0';
-	/* "<time> burst_buffer/lua: slurm_bb_NAME: " and nothing after */
+	/* "<time> burst_buffer/lua: slurm_bb_NAME: " and nothing after (or
+	 * "(null)") */
 	return n && line[n - 1] == ':' &&
 	       strstr(line, "burst_buffer/lua: slurm_bb_") &&
 	       cbb_sl_killed_hook(line, hook, size);
@@ -590,6 +605,14 @@ const char *cbb_sl_kind_name(cbb_sl_kind_t k)
 const char *cbb_sl_remedy(cbb_sl_kind_t k)
 {
 	return k >= CBB_SL_HELD && k <= CBB_SL_STAGE_OUT ? kinds[k].remedy : "";
+}
+
+const char *cbb_sl_remedy_of(const cbb_sl_job_t *j)
+{
+	if (j->kind == CBB_SL_STAGE_OUT && j->out_done)
+		return "its stage-out was finished by conduit_bb; Slurm keeps "
+		       "showing STAGE_OUT";
+	return cbb_sl_remedy(j->kind);
 }
 
 void cbb_sl_what(const cbb_sl_job_t *j, char *buf, size_t size)

@@ -5,7 +5,8 @@
  *
  *   held       pending and held, its reason Slurm's own for a stage-in
  *              hook it killed ("slurm_bb_test_data_in failed:" with no
- *              message: conduit_bb's own failures always say why), or,
+ *              message, or "(null)" for one it could not run at all:
+ *              conduit_bb's own failures always say why), or,
  *              once Slurm has dropped that text, a plain JobHeldAdmin
  *              whose newest SystemComment entry is that empty failure;
  *              Slurm waits for an admin to release it
@@ -55,6 +56,8 @@ typedef struct {
 	char hook[48];      /* held: the hook Slurm killed */
 	long used_s;        /* launch: how long it has run */
 	uint32_t restart;   /* Slurm's restart count: the attempt */
+	bool out_done;      /* stage-out: finished by conduit_bb, StateDir
+			       says (.outdone; cbb_sd_mark_done) */
 } cbb_sl_job_t;
 
 #define CBB_SL_MAX 256
@@ -80,8 +83,10 @@ const cbb_sl_job_t *cbb_sl_find(const cbb_sl_list_t *l, uint32_t job_id);
 /* "held", "launch", "stage-in", "stage-out" */
 const char *cbb_sl_kind_name(cbb_sl_kind_t k);
 
-/* What `conduit-bb recover` does for a job of this kind. */
+/* What `conduit-bb recover` does for a job of this kind; for this job
+ * (one whose stage-out conduit_bb finished: that it did). */
 const char *cbb_sl_remedy(cbb_sl_kind_t k);
+const char *cbb_sl_remedy_of(const cbb_sl_job_t *j);
 
 /*
  * Run a Slurm command (argv[0] a path) within timeout_ms: its exit

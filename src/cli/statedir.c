@@ -32,6 +32,8 @@ static unsigned bit_of(cbb_sd_kind_t k)
 		return CBB_SD_OVER;
 	case CBB_SDK_OUTPLAN:
 		return CBB_SD_OUTPLAN;
+	case CBB_SDK_OUTDONE:
+		return CBB_SD_OUTDONE;
 	default:
 		return 0; /* (asked, lock, shared-lock: nothing to show) */
 	}
@@ -270,4 +272,16 @@ size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
 	free(f);
 	free(ids);
 	return k;
+}
+
+void cbb_sd_mark_done(const cbb_sd_list_t *sd, cbb_sl_list_t *lost)
+{
+	size_t i, k;
+
+	for (i = 0; i < lost->n; i++)
+		for (k = 0; k < sd->n; k++)
+			if (lost->v[i].kind == CBB_SL_STAGE_OUT &&
+			    sd->v[k].job_id == lost->v[i].job_id &&
+			    (sd->v[k].files & CBB_SD_OUTDONE))
+				lost->v[i].out_done = true;
 }

@@ -26,6 +26,7 @@ enum {
 	CBB_SD_SKIPPED = 1 << 3,
 	CBB_SD_OVER = 1 << 4,
 	CBB_SD_OUTPLAN = 1 << 5,
+	CBB_SD_OUTDONE = 1 << 6,
 };
 
 typedef struct {
@@ -83,6 +84,10 @@ size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
 		    const uint32_t *only, size_t nonly, bool unreadable,
 		    const cbb_sl_list_t *lost, cbb_sd_plan_t *out, size_t max,
 		    bool *answered);
+
+/* Mark the jobs of `lost` in STAGE_OUT whose stage-out StateDir says
+ * conduit_bb finished (.outdone) as such (out_done). */
+void cbb_sd_mark_done(const cbb_sd_list_t *sd, cbb_sl_list_t *lost);
 
 /*
  * Run as StateDir's owner from now on: the module refuses a StateDir

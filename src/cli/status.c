@@ -453,6 +453,7 @@ int cbb_cmd_status(int argc, char **argv)
 	}
 	if (rc == 0) {
 		cbb_slurm_lost(&cfg, -1, NULL, 0, &lost);
+		cbb_sd_mark_done(&sd, &lost);
 		find_dropped(&cfg, &sd, &lost, jobs);
 	}
 	cbb_err_clear(&qerr);

@@ -99,7 +99,7 @@ static void print_lost(const cbb_sl_list_t *lost)
 
 		cbb_sl_what(&lost->v[i], what, sizeof(what));
 		printf("lost by Slurm: job %u: %s: %s\n", lost->v[i].job_id,
-		       what, cbb_sl_remedy(lost->v[i].kind));
+		       what, cbb_sl_remedy_of(&lost->v[i]));
 	}
 }
 
@@ -267,7 +267,7 @@ void cbb_status_print_json(job_t *jobs, size_t n, const opts_t *o,
 			"kind", cbb_sl_kind_name(lost->v[i].kind),
 			"slurm_state", lost->v[i].state,
 			"what", what,
-			"remedy", cbb_sl_remedy(lost->v[i].kind)));
+			"remedy", cbb_sl_remedy_of(&lost->v[i])));
 	}
 	json_object_set_new(root, "lost_by_slurm", lost->answered ? gone :
 			    (json_decref(gone), json_null()));

@@ -139,6 +139,25 @@ done
 printf 'Name=lua OtherTimeout=60\n  Allocated Buffers:\n    JobID=807 CreateTime=x State=allocated\n' > "$J/.burst"
 printf 'Configuration data as of x\nBOOT_TIME               = %s\nBcastExclude = x\n' "$(at "$boot")" > "$J/.config"
 echo "806.batch" > "$J/.sstat.806"
+# 804: no hook of its stage-out ever ran (Slurm 25.11 takes job ends
+# while slurmscriptd is gone: post_run "failed ... response=(null)"), so
+# StateDir holds nothing of it; Slurm's record and its copy of the script
+# (scontrol show job --json, write batch_script) are all there is
+echo STAGE_OUT > "$J/804"
+printf '#!/bin/bash\n#CONDUIT_POST cp in/a.txt out/rb-%%j.txt\n#CONDUIT_POST --when=failure cp in/a.txt out/rb-fail.txt\nsrun true\n' > "$J/.script.804"
+now=$(date +%s)
+cat > "$J/.json.804" <<JSON
+{"jobs": [{"job_id": 804, "user_id": 61001, "user_name": "", "name": "rb",
+  "cluster": "testcluster", "current_working_directory": "$work",
+  "restart_cnt": 0, "submit_time": {"set": true, "infinite": false, "number": $((now - 120))},
+  "end_time": {"set": true, "infinite": false, "number": $((now - 60))},
+  "array_job_id": {"set": true, "infinite": false, "number": 0},
+  "array_task_id": {"set": false, "infinite": false, "number": 0},
+  "job_state": ["COMPLETED", "STAGE_OUT"],
+  "exit_code": {"status": ["SUCCESS"], "return_code": {"set": true, "infinite": false, "number": 0},
+                "signal": {"id": {"set": false, "infinite": false, "number": 0}, "name": ""}}}],
+ "meta": {}}
+JSON
 : > "$J/.actions" && chmod 0666 "$J/.actions"
 status() {
 	CONDUIT_BB_CONF=$t/conduit_bb.conf FAKE_SQUEUE_DIR=$J "$CBB" status "$@" >"$t/out" 2>&1
@@ -169,6 +188,8 @@ recover
 requeue 802
 release 809" ] || fail "lost: scontrol was asked: $(cat "$J/.actions")"
 grep -q "^job 801: held: .*; released: Slurm stages it in again$" "$t/out" || fail "lost: 801 not said released"
+grep -q "^job 804: no hook of its stage-out ever ran: its plan built from Slurm's copy of its script$" "$t/out" ||
+	fail "lost: 804's plan not built"
 grep -q "^job 803: .*cancel it (conduit-bb recover --cancel-stuck 803) and submit it again$" "$t/out" ||
 	fail "lost: 803 not said to be cancelled by hand"
 grep -q "; 5 jobs Slurm lost in a restart$" "$t/out" || fail "lost: not counted"
@@ -194,4 +215,27 @@ echo "Requested operation is presently disabled" > "$J/.refuse.requeue"
 recover 802
 [ "$rc" -eq 1 ] && grep -q "^error: job 802: .*scontrol requeue 802 failed: requeue: Requested operation is presently disabled$" "$t/out" ||
 	fail "a refused requeue: exit $rc"
+# 804's built plan, finished as a hook-saved one is: its one stage-out
+# that runs (the --when=failure one skipped: the job exited 0), once,
+# to the path its %j names; then a mark, and never built again
+i=0
+until grep -q "^job 804: conduit-bb recover: stage-out of attempt 0 completed after Slurm dropped it (the job is STAGE_OUT)$" "$t/out"; do
+	i=$((i + 1))
+	[ $i -le 100 ] || fail "804's stage-out did not end"
+	recover 804
+done
+[ -f "$work/out/rb-804.txt" ] && [ ! -e "$work/out/rb-fail.txt" ] || fail "804: $(ls "$work/out")"
+[ "$(posts 804)" = 1 ] || fail "804: $(posts 804) starts, not 1"
+ls "$work/state/"*.804.outdone >/dev/null 2>&1 || fail "804: no .outdone mark"
+status
+grep -qF "lost by Slurm: job 804: in STAGE_OUT with no buffer left in Slurm: no stage-out hook will run for it: its stage-out was finished by conduit_bb; Slurm keeps showing STAGE_OUT" "$t/out" ||
+	fail "status does not say 804's stage-out was finished"
+recover 804
+[ "$rc" -eq 0 ] && ! grep -q "plan built" "$t/out" && [ "$(posts 804)" = 1 ] || fail "804 built again: exit $rc"
+# a job Slurm does not say enough of is declined, said, exit 1
+rm "$work/state/"*.804.outdone
+sed -i 's/"job_state": \[[^]]*\]/"job_state": 7/' "$J/.json.804"
+recover 804
+[ "$rc" -eq 1 ] && grep -q "^error: job 804: its stage-out plan cannot be built: scontrol's record of job 804 lacks a field" "$t/out" ||
+	fail "a record without states: exit $rc"
 echo "ok"

@@ -67,6 +67,7 @@ static ssize_t test_getrandom(void *buf, size_t n, unsigned flags)
 #include "../../src/cli/doctor_report.c"
 #include "../../src/cli/status_print.c"
 #include "../../src/cli/slurmlost.c"
+#include "../../src/cli/slurmjob.c"
 #include "utf8.h"
 
 /* ---- cbb_atomic_write --------------------------------------------------- */
@@ -654,6 +655,15 @@ static void test_slurm_lost_killed_hook(void **state)
 	assert_true(cbb_sl_killed_hook("burst_buffer/lua: JobHeldAdmin: "
 				       "slurm_bb_data_in:", hook, sizeof(hook)));
 	assert_string_equal(hook, "slurm_bb_data_in");
+	/* a hook Slurm never got an answer from (slurmscriptd gone) */
+	assert_true(cbb_sl_killed_hook("burst_buffer/lua: JobHeldAdmin: "
+				       "slurm_bb_data_in failed: (null)|", hook,
+				       sizeof(hook)));
+	assert_string_equal(hook, "slurm_bb_data_in");
+	assert_false(cbb_sl_killed_hook("burst_buffer/lua: JobHeldAdmin: "
+					"slurm_bb_data_in failed: x (null)|",
+					hook, sizeof(hook)));
+	assert_false(cbb_sl_killed_hook("(null)", hook, sizeof(hook)));
 	/* conduit_bb's own failures say why: not Slurm's kill */
 	assert_false(cbb_sl_killed_hook("burst_buffer/lua: JobHeldAdmin: "
 					"slurm_bb_test_data_in failed: conduit: "
@@ -674,12 +684,103 @@ static void test_slurm_lost_killed_hook(void **state)
 		"JobId=7\n   SystemComment=12/03/26 12:48:18 burst_buffer/lua: "
 		"slurm_bb_test_data_in: conduit: down\n   StdErr=x\n", hook,
 		sizeof(hook)));
+	assert_true(cbb_sl_comment_killed_hook(
+		"JobId=7\n   SystemComment=12/03/26 12:48:18 burst_buffer/lua: "
+		"slurm_bb_data_in: (null)\n   StdErr=x\n", hook, sizeof(hook)));
+	assert_string_equal(hook, "slurm_bb_data_in");
 	/* an empty value, and none at all */
 	assert_false(cbb_sl_comment_killed_hook(
 		"JobId=7\n   SystemComment=\n   StdErr=x\n", hook, sizeof(hook)));
 	assert_false(cbb_sl_comment_killed_hook("JobId=7\n   SystemComment=",
 						hook, sizeof(hook)));
 	assert_false(cbb_sl_comment_killed_hook("JobId=7\n", hook, sizeof(hook)));
+}
+
+/* `scontrol show job ID --json` as Slurm 25.11 (data_parser v0.0.44)
+ * writes it, cut to what is read and a field or two beside */
+#define JOB_JSON(id, more) \
+	"{\"jobs\": [{\"job_id\": " id ", \"user_id\": 2001, " \
+	"\"user_name\": \"alice\", \"name\": \"wave-plain.sh\", " \
+	"\"cluster\": \"conduit\", " \
+	"\"current_working_directory\": \"/home/alice/jobs\", " \
+	"\"restart_cnt\": 1, \"submit_time\": {\"set\": true, " \
+	"\"infinite\": false, \"number\": 1796313147}, " \
+	"\"end_time\": {\"set\": true, \"infinite\": false, " \
+	"\"number\": 1796313195}, \"batch_flag\": true" more "}], " \
+	"\"meta\": {\"plugin\": {\"data_parser\": \"data_parser/v0.0.44\"}}}"
+#define PLAIN_JOB ", \"array_job_id\": {\"set\": true, \"infinite\": " \
+	"false, \"number\": 0}, \"array_task_id\": {\"set\": false, " \
+	"\"infinite\": false, \"number\": 0}"
+
+static void test_slurm_job_json(void **state)
+{
+	static const char ok[] = JOB_JSON("32", PLAIN_JOB
+		", \"job_state\": [\"COMPLETED\", \"STAGE_OUT\"], "
+		"\"exit_code\": {\"status\": [\"SUCCESS\"], \"return_code\": "
+		"{\"set\": true, \"infinite\": false, \"number\": 3}, "
+		"\"signal\": {\"id\": {\"set\": false, \"infinite\": false, "
+		"\"number\": 0}, \"name\": \"\"}}");
+	static const char task[] = JOB_JSON("42",
+		", \"array_job_id\": {\"set\": true, \"infinite\": false, "
+		"\"number\": 41}, \"array_task_id\": {\"set\": true, "
+		"\"infinite\": false, \"number\": 0}, \"job_state\": "
+		"[\"FAILED\", \"STAGE_OUT\"], \"exit_code\": {\"signal\": "
+		"{\"id\": {\"set\": true, \"infinite\": false, \"number\": 9}}, "
+		"\"return_code\": {\"set\": true, \"infinite\": false, "
+		"\"number\": 0}}");
+	static const char two_bases[] = JOB_JSON("32", PLAIN_JOB
+		", \"job_state\": [\"COMPLETED\", \"FAILED\"]");
+	static const char no_state[] = JOB_JSON("32", PLAIN_JOB);
+	static const char task_no_array[] = JOB_JSON("42",
+		", \"array_task_id\": 3, \"job_state\": \"PENDING\"");
+	cbb_slurm_job_t j;
+	cbb_err_t err;
+
+	(void)state;
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json(ok, strlen(ok), 32, &j, &err), 0);
+	assert_int_equal(j.user_id, 2001);
+	assert_string_equal(j.user_name, "alice");
+	assert_string_equal(j.name, "wave-plain.sh");
+	assert_string_equal(j.work_dir, "/home/alice/jobs");
+	assert_string_equal(j.cluster, "conduit");
+	assert_int_equal(j.restart, 1);
+	assert_int_equal(j.submit, 1796313147);
+	assert_int_equal(j.end, 1796313195);
+	assert_int_equal(j.array_job_id, 0);
+	assert_int_equal(j.array_task_id, CBB_NO_VAL);
+	assert_true(j.have_state && j.stage_out);
+	assert_int_equal(j.job_state, 3); /* COMPLETED */
+	assert_true(j.have_exit);
+	assert_int_equal(j.exit_code, 3 << 8); /* a wait status: exit 3 */
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json(task, strlen(task), 42, &j, &err), 0);
+	assert_int_equal(j.array_job_id, 41);
+	assert_int_equal(j.array_task_id, 0);
+	assert_int_equal(j.job_state, 5); /* FAILED */
+	assert_int_equal(j.exit_code, 9); /* killed by signal 9 */
+	/* another job's record, or one that does not say enough: declined */
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json(ok, strlen(ok), 33, &j, &err), -1);
+	assert_non_null(strstr(err.msg, "not one job 33"));
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json(two_bases, strlen(two_bases), 32,
+					    &j, &err), -1);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json(no_state, strlen(no_state), 32, &j,
+					    &err), -1);
+	assert_non_null(strstr(err.msg, "lacks a field"));
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json(task_no_array,
+					    strlen(task_no_array), 42, &j, &err),
+			 -1);
+	assert_non_null(strstr(err.msg, "does not name its array"));
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json("{\"jobs\": [", 10, 32, &j, &err),
+			 -1);
+	cbb_err_clear(&err);
+	assert_int_equal(cbb_slurm_job_json("{\"jobs\": []}", 12, 32, &j, &err),
+			 -1);
 }
 
 int main(int argc, char **argv)
@@ -694,6 +795,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_utf8_lossy),
 		cmocka_unit_test(test_slurm_lost_candidates),
 		cmocka_unit_test(test_slurm_lost_killed_hook),
+		cmocka_unit_test(test_slurm_job_json),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--list-fds"))

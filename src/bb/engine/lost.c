@@ -94,6 +94,35 @@ oom:
 		    "Slurm to drop this stage-out, it could not be finished", n);
 }
 
+int cbb_lost_rebuild(cbb_job_ctx_t *j, const char *script, size_t len,
+		     const cbb_job_t *job, cbb_err_t *err)
+{
+	cbb_parse_opts_t o = { 0 };
+	cbb_plan_t plan;
+	int rc;
+
+	memset(&plan, 0, sizeof(plan));
+	o.cfg = j->cfg;
+	o.job = job;
+	o.expand = true; /* Slurm's plain copy: its symbols are ours to expand */
+	if (cbb_parse_script(script, len, &o, &plan, err) < 0) {
+		cbb_plan_free(&plan);
+		return -1;
+	}
+	cbb_stage_apply_when(j, &plan);
+	if (cbb_plan_count(&plan, CBB_STAGE_OUT, false) == 0) {
+		cbb_plan_free(&plan);
+		return 1;
+	}
+	cbb_lost_save(j, &plan);
+	cbb_plan_free(&plan);
+	rc = cbb_outplan_exists(j->sd, j->job_id) ? 0 : -1;
+	if (rc < 0)
+		cbb_err(err, "its stage-out plan could not be saved in StateDir "
+			"(logged above)");
+	return rc;
+}
+
 void cbb_lost_polled(cbb_job_ctx_t *j, const cbb_plan_t *plan)
 {
 	if (!j->sd)
@@ -345,9 +374,12 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
 		cbb_lost_free(&l);
 		return 1;
 	}
-	/* ended, done or failed: what its teardown would take goes */
-	cbb_lost_free(&l);
+	/* ended, done or failed: what its teardown would take goes; a job
+	 * Slurm keeps in STAGE_OUT keeps a mark that it is done */
 	cbb_sd_forget(j.sd, id);
+	if (!strcmp(f->state, "STAGE_OUT"))
+		cbb_outdone_mark(j.sd, id, l.submit);
+	cbb_lost_free(&l);
 	return 0;
 }
 

@@ -22,6 +22,25 @@
 void cbb_lost_save(cbb_job_ctx_t *j, const cbb_plan_t *plan);
 void cbb_lost_polled(cbb_job_ctx_t *j, const cbb_plan_t *plan);
 
+/*
+ * A stage-out Slurm dropped before any hook of it ran, so none saved its
+ * plan: Slurm 25.11 keeps taking job ends for a minute after it stopped
+ * slurmscriptd on its way down, and each hook then "failed, status=-1,
+ * response=(null)" (post_run, then the teardowns, and the buffer is
+ * removed).  Its plan is built here as data_out would build it: `script`
+ * (Slurm's copy of the job's batch script) parsed as paths parses it,
+ * its % symbols expanded from `job` (Slurm's record of the job, as
+ * job_info has it), checked against the allow-lists for the job's uid,
+ * --when= applied from j's job_state and exit_code; then saved as
+ * cbb_lost_save saves it.  j: the job's context (cluster, StateDir, uid,
+ * restart, submit, array ids, state and exit).  0 saved; 1 nothing to
+ * stage out (no #CONDUIT_POST, or --when= skipped every one: the skips
+ * recorded); -1 with err (a script that no longer parses, or StateDir
+ * refused the plan).
+ */
+int cbb_lost_rebuild(cbb_job_ctx_t *j, const char *script, size_t len,
+		     const cbb_job_t *job, cbb_err_t *err);
+
 /* A saved stage-out plan, read back. */
 typedef struct {
 	uint32_t uid, restart, array_job_id, array_task_id;

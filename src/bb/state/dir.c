@@ -208,6 +208,7 @@ const cbb_sd_kind_info_t cbb_sd_kinds[CBB_SDK_N] = {
 	[CBB_SDK_POLLED] = { "polled", 0, false },
 	[CBB_SDK_OUTPLAN] = { "outplan", 0, false },
 	[CBB_SDK_UNLAUNCHED] = { "unlaunched", 0, false },
+	[CBB_SDK_OUTDONE] = { "outdone", CBB_OUTDONE_KEEP_S, false },
 };
 
 cbb_sd_kind_t cbb_sd_kind_of(const char *name, size_t *base_len)

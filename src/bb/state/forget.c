@@ -70,7 +70,8 @@ static void sweep_shared(int dfd, const char *base, time_t now)
 /*
  * Remove *.skipped files older than CBB_SKIPPED_KEEP_S, an array's
  * *.shared records and *.shared-lock file when both are that old (under
- * the array's lock), and *.over marks older than CBB_OVER_KEEP_S.
+ * the array's lock), *.over marks older than CBB_OVER_KEEP_S, and
+ * *.outdone marks older than CBB_OUTDONE_KEEP_S (the table's keep_s).
  * They outlive a job's teardown on purpose (bbstat shows skipped
  * stage-outs after the job ends; an array's shared stage-ins serve tasks
  * that are still to come), so each teardown sweeps the old ones: one

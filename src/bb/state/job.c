@@ -547,6 +547,24 @@ bool cbb_unlaunched_for(cbb_statedir_t *sd, uint32_t job_id, uint32_t attempt)
 	return dfd >= 0 && cbb_sd_time_at(dfd, name) == (long long)attempt + 1;
 }
 
+void cbb_outdone_mark(cbb_statedir_t *sd, uint32_t job_id, int64_t submit)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	int dfd = job_at(sd, true, job_id, CBB_SF(OUTDONE), name, sizeof(name));
+
+	if (dfd >= 0 && submit > 0)
+		(void)mark_at(dfd, name, O_TRUNC, (long long)submit);
+}
+
+bool cbb_outdone_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit)
+{
+	char name[CBB_CLUSTER_MAX + 48];
+	int dfd = job_at(sd, false, job_id, CBB_SF(OUTDONE), name,
+			 sizeof(name));
+
+	return dfd >= 0 && submit > 0 && cbb_sd_time_at(dfd, name) == submit;
+}
+
 bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit)
 {
 	char name[CBB_CLUSTER_MAX + 48];

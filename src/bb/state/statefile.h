@@ -27,6 +27,11 @@
  *                            directives and the job's facts; saved by
  *                            post_run and data_out), so a stage-out
  *                            Slurm drops can be finished (engine/lost.c)
+ *   <cluster>.<job>.outdone  the submit time of a stage-out Slurm dropped
+ *                            that a sweep or `conduit-bb recover` finished
+ *                            while Slurm still shows the job in
+ *                            STAGE_OUT: recover never builds its plan
+ *                            again (lost.h); swept after 8 days
  *   <cluster>.<job>.unlaunched  the attempt (+ 1) whose launch Slurm
  *                            lost, marked by `conduit-bb recover` as it
  *                            requeues the job: its stage-out skips all
@@ -294,6 +299,17 @@ void cbb_unlaunched_mark(cbb_statedir_t *sd, uint32_t job_id, uint32_t attempt);
 bool cbb_unlaunched_for(cbb_statedir_t *sd, uint32_t job_id, uint32_t attempt);
 bool cbb_over_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
 #define CBB_OVER_KEEP_S 86400
+/*
+ * A stage-out Slurm dropped, finished while Slurm still shows the job in
+ * STAGE_OUT (where it stays): marked with the attempt's submit time, so
+ * that `conduit-bb recover` never builds and runs it again.  It builds
+ * one only for a job that ended less than CBB_REBUILD_MAX_AGE_S ago, so
+ * the mark outlives every such job.
+ */
+void cbb_outdone_mark(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
+bool cbb_outdone_for(cbb_statedir_t *sd, uint32_t job_id, int64_t submit);
+#define CBB_REBUILD_MAX_AGE_S (7 * 86400)
+#define CBB_OUTDONE_KEEP_S (8 * 86400)
 
 /*
  * The kinds of file above, in one table (dir.c) for the writers
@@ -315,6 +331,7 @@ typedef enum {
 	CBB_SDK_POLLED,
 	CBB_SDK_OUTPLAN,
 	CBB_SDK_UNLAUNCHED,
+	CBB_SDK_OUTDONE,
 	CBB_SDK_N
 } cbb_sd_kind_t;
 
