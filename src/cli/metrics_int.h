@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "slurmlost.h"
 
 /* a finished transfer's duration, seconds */
 #define NBUCKETS 9
@@ -53,7 +54,7 @@ typedef struct {
 	/* squeue and scontrol: the jobs a restart left where Slurm will not
 	 * move them (slurmlost.h), by kind (index CBB_SL_* - 1) */
 	bool slurm_ok;
-	unsigned long long lost[4];
+	unsigned long long lost[CBB_SL_KINDS];
 } metrics_t;
 
 /* Count what the AuditLog at path says (m->audit_set, audit_ok: whether

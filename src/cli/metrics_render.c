@@ -83,7 +83,7 @@ static void lost_by_slurm(const metrics_t *m, cbb_buf_t *b)
 	family(b, "conduit_bb_jobs_lost_by_slurm", "gauge",
 	       "Jobs a slurmctld restart left where Slurm will not move them "
 	       "(conduit-bb status lists them; conduit-bb recover acts).");
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < CBB_SL_KINDS; k++)
 		(void)cbb_buf_printf(b, "conduit_bb_jobs_lost_by_slurm{kind=\"%s\"} "
 				     "%llu\n", cbb_sl_kind_name((cbb_sl_kind_t)(k + 1)),
 				     m->lost[k]);

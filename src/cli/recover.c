@@ -202,8 +202,9 @@ static int stop_stage_in(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 }
 
 /*
- * A job in STAGE_OUT with no buffer that StateDir holds no stage-out
- * plan of: no hook of its stage-out ever ran (Slurm 25.11 takes job ends
+ * A job in STAGE_OUT with no buffer, or one ended with no stage-out
+ * (unstaged), that StateDir holds no stage-out plan of: no hook of its
+ * stage-out ever ran (Slurm 25.11 takes job ends
  * for a minute after it stopped slurmscriptd on its way down: its
  * post_run and teardowns "failed, status=-1, response=(null)" and the
  * buffer was removed).  Its plan is built from what Slurm keeps of the
@@ -234,7 +235,9 @@ static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 		       lj->job_id, err.msg);
 		return -1;
 	}
-	if (!s.stage_out) {
+	/* still as it was found: in STAGE_OUT, or ended (unstaged) */
+	if (lj->kind == CBB_SL_STAGE_OUT ? !s.stage_out :
+	    !s.have_state || s.job_state < 3 || s.stage_out) {
 		free(script);
 		return 0; /* moved on since: Slurm's again */
 	}
@@ -338,9 +341,12 @@ static int unstick(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 		       "again";
 		break;
 	case CBB_SL_STAGE_OUT:
+	case CBB_SL_UNSTAGED:
 		printf("job %u: %s; %s\n", j->job_id, what, j->out_done ?
-		       cbb_sl_remedy_of(j) : "its stage-out is conduit_bb's to "
-		       "finish (above); Slurm keeps showing STAGE_OUT");
+		       cbb_sl_remedy_of(j) : j->kind == CBB_SL_UNSTAGED ?
+		       "its stage-out is conduit_bb's to finish (above)" :
+		       "its stage-out is conduit_bb's to finish (above); Slurm "
+		       "keeps showing STAGE_OUT");
 		return 0;
 	}
 	if (act(cfg, prog, action, j->job_id, said, sizeof(said)) < 0) {
@@ -398,7 +404,8 @@ int cbb_cmd_recover(int argc, char **argv)
 	/* a stage-out no hook ever saw: its plan first, then StateDir
 	 * listed again to find it */
 	for (i = k = 0; i < lost.n; i++)
-		if (lost.v[i].kind == CBB_SL_STAGE_OUT) {
+		if (lost.v[i].kind == CBB_SL_STAGE_OUT ||
+		    lost.v[i].kind == CBB_SL_UNSTAGED) {
 			int b = rebuild(&cfg, &sd, &lost.v[i]);
 
 			if (b < 0)

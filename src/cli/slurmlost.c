@@ -185,6 +185,13 @@ static bool is(const char *s, const char *const *words)
 	return false;
 }
 
+/* squeue's priority column says 0 (held) */
+static bool zero(const char *prio)
+{
+	return *prio && strtod(prio, NULL) == 0.0 &&
+	       strspn(prio, "0.") == strlen(prio);
+}
+
 size_t cbb_sl_candidates(const char *rows, const char *burst, time_t boot,
 			 long after_s, cbb_sl_job_t *out, size_t max)
 {
@@ -197,6 +204,15 @@ size_t cbb_sl_candidates(const char *rows, const char *burst, time_t boot,
 	static const char *const out_words[] = { "post-run", "staging-out",
 						 "staged-out", "teardown",
 						 "teardown-fail", NULL };
+	/* an ended job whose buffer Slurm removed after its teardowns
+	 * failed: held (priority 0) by that failure */
+	static const char *const ended[] = { "COMPLETED", "FAILED",
+					     "CANCELLED", "TIMEOUT",
+					     "NODE_FAIL", "OUT_OF_MEMORY",
+					     "PREEMPTED", "DEADLINE",
+					     "BOOT_FAIL", NULL };
+	static const char *const done_words[] = { "complete", "teardown",
+						  "teardown-fail", NULL };
 	ids_t bufs = { NULL, 0, 0 };
 	const char *p = rows;
 	long other = cbb_sl_other_timeout(burst);
@@ -247,13 +263,14 @@ size_t cbb_sl_candidates(const char *rows, const char *burst, time_t boot,
 		if (!strcmp(j.state, "PENDING") && is(j.bbstate, in_words) &&
 		    !ids_has(&bufs, j.job_id)) {
 			j.kind = CBB_SL_STAGE_IN;
-		} else if (!strcmp(j.state, "PENDING") &&
-			   strtod(f[4], NULL) == 0.0 &&
-			   strspn(f[4], "0.") == strlen(f[4]) && *f[4]) {
+		} else if (!strcmp(j.state, "PENDING") && zero(f[4])) {
 			j.kind = CBB_SL_HELD;
 		} else if (!strcmp(j.state, "STAGE_OUT") &&
 			   is(j.bbstate, out_words) && !ids_has(&bufs, j.job_id)) {
 			j.kind = CBB_SL_STAGE_OUT;
+		} else if (is(j.state, ended) && is(j.bbstate, done_words) &&
+			   zero(f[4]) && !ids_has(&bufs, j.job_id)) {
+			j.kind = CBB_SL_UNSTAGED; /* (if SystemComment says so) */
 		} else if (!strcmp(j.state, "RUNNING") && !strcmp(f[5], "1") &&
 			   (j.used_s = elapsed(f[3])) > after_s && after_s >= 0 &&
 			   boot > 0 && (start = slurm_time(f[6])) > 0 &&
@@ -355,8 +372,9 @@ static const char ROWS[] =
 
 static int ask_rows(const char *squeue, const char *ids, char **out)
 {
-	/* (the states a lost job can be in: far fewer rows than all) */
-	char prog[512], a0[] = "-h", a1[] = "-t", a2[] = "PD,R,SO", a3[] = "-O",
+	/* (the states a lost job can be in: no completing or suspended
+	 * ones) */
+	char prog[512], a0[] = "-h", a1[] = "-t", a2[] = CBB_SL_STATES, a3[] = "-O",
 	     a5[] = "-j", fmt[sizeof(ROWS)], *list = NULL;
 	char *argv[] = { prog, a0, a1, a2, a3, fmt, ids ? a5 : NULL, NULL,
 			 NULL };
@@ -415,6 +433,22 @@ static bool launched(const char *sstat, uint32_t id)
 	return ran;
 }
 
+/* A SystemComment entry of a teardown Slurm could not run, or killed:
+ * "<time> burst_buffer/lua: teardown: " with nothing after or "(null)" */
+static bool unrun_teardown(const char *line, size_t n)
+{
+	static const char tag[] = "burst_buffer/lua: teardown:";
+	const char *t;
+
+	n = no_reply(line, n);
+	while (n && line[n - 1] == ' ')
+		n--;
+	for (t = line; t + sizeof(tag) - 1 <= line + n; t++)
+		if (!memcmp(t, tag, sizeof(tag) - 1))
+			return t + sizeof(tag) - 1 == line + n;
+	return false;
+}
+
 bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
 {
 	const char *p = strstr(job, "\n   SystemComment="), *end, *last;
@@ -438,10 +472,18 @@ bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
 	}
 	if (!end)
 		end = p + strlen(p);
-	while (end > p && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
-	for (last = end; last > p && last[-1] != '\n'; last--)
-		;
+	/* the newest entry but the teardowns that failed after it as the
+	 * hook did (Flags=TeardownFailure: Slurm tears down a failed stage,
+	 * and with slurmscriptd gone that fails too) */
+	for (;;) {
+		while (end > p && (end[-1] == '\n' || end[-1] == ' '))
+			end--;
+		for (last = end; last > p && last[-1] != '\n'; last--)
+			;
+		if (last == end || !unrun_teardown(last, (size_t)(end - last)))
+			break;
+		end = last;
+	}
 	n = no_reply(last, (size_t)(end - last));
 	if (n >= sizeof(line))
 		return false;
@@ -454,40 +496,93 @@ bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
 	       cbb_sl_killed_hook(line, hook, size);
 }
 
+/* Whether s[0..n) ends with tag */
+static bool ends(const char *s, size_t n, const char *tag)
+{
+	size_t k = strlen(tag);
+
+	return n >= k && !memcmp(s + n - k, tag, k);
+}
+
+/* The reasons that send the question on to SystemComment: a plain
+ * JobHeldAdmin (Slurm dropped the text: a restart, an update), or the
+ * failure of a teardown that did not run, which Slurm writes over the
+ * hook's own ("JobHeldAdmin: teardown failed: (null)"; 24.11:
+ * "burst_buffer/lua: teardown: (null)") */
+static bool reason_defers(const char *reason)
+{
+	size_t n = strlen(reason);
+
+	while (n && (reason[n - 1] == '\n' || reason[n - 1] == '|' ||
+		     reason[n - 1] == ' '))
+		n--;
+	n = no_reply(reason, n);
+	return (n == 12 && !memcmp(reason, "JobHeldAdmin", 12)) ||
+	       ends(reason, n, "JobHeldAdmin: teardown failed:") ||
+	       ends(reason, n, "burst_buffer/lua: teardown:");
+}
+
+/* `scontrol show job ID`'s answer, or NULL */
+static char *show_job(const char *scontrol, uint32_t id)
+{
+	char sc[4200], idtxt[16], a_show[] = "show", a_job[] = "job",
+	     *text = NULL;
+	char *argv[] = { sc, a_show, a_job, idtxt, NULL };
+
+	snprintf(sc, sizeof(sc), "%s", scontrol);
+	snprintf(idtxt, sizeof(idtxt), "%u", id);
+	if (ask(argv, &text) < 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /*
- * A job held (priority 0) because Slurm killed its stage hook: the
- * hook's empty failure is its reason, or, once Slurm has dropped that
- * text (a restart, an update of the job), the newest entry of its
- * SystemComment under a plain JobHeldAdmin.  Each read alone, per job.
+ * A job held (priority 0) because Slurm killed its stage hook, or could
+ * not run it: the hook's empty (or "(null)") failure is its reason, or,
+ * under a reason that defers (reason_defers), the newest entry of its
+ * SystemComment.  Each read alone, per job.
  */
 static bool held_for_killed_hook(const char *squeue, const char *scontrol,
 				 uint32_t id, char *hook, size_t size)
 {
-	char sq[4200], sc[4200], idtxt[16], a_h[] = "-h", a_O[] = "-O",
-	     a_r[] = "Reason:|", a_j[] = "-j", a_show[] = "show",
-	     a_job[] = "job", *text = NULL;
+	char sq[4200], idtxt[16], a_h[] = "-h", a_O[] = "-O",
+	     a_r[] = "Reason:|", a_j[] = "-j", *text = NULL;
 	char *sq_argv[] = { sq, a_h, a_O, a_r, a_j, idtxt, NULL };
-	char *sc_argv[] = { sc, a_show, a_job, idtxt, NULL };
-	bool yes, admin;
+	bool yes, defers;
 
 	snprintf(sq, sizeof(sq), "%s", squeue);
-	snprintf(sc, sizeof(sc), "%s", scontrol);
 	snprintf(idtxt, sizeof(idtxt), "%u", id);
 	if (ask(sq_argv, &text) < 0) {
 		free(text);
 		return false;
 	}
 	yes = cbb_sl_killed_hook(text, hook, size);
-	admin = !strcmp(text, "JobHeldAdmin|\n") || !strcmp(text, "JobHeldAdmin|");
+	defers = reason_defers(text);
 	free(text);
-	if (yes || !admin)
+	if (yes || !defers)
 		return yes;
-	text = NULL;
-	if (ask(sc_argv, &text) < 0) {
-		free(text);
+	if (!(text = show_job(scontrol, id)))
 		return false;
-	}
 	yes = cbb_sl_comment_killed_hook(text, hook, size);
+	free(text);
+	return yes;
+}
+
+/*
+ * An ended job held with its buffer gone whose stage-out Slurm never ran:
+ * the newest entry of its SystemComment (but the teardowns after it) is
+ * its post_run or data_out failing with nothing said or "(null)".
+ */
+static bool unstaged(const char *scontrol, uint32_t id, char *hook,
+		     size_t size)
+{
+	char *text = show_job(scontrol, id);
+	bool yes = text && cbb_sl_comment_killed_hook(text, hook, size) &&
+		   (!strcmp(hook, "slurm_bb_post_run") ||
+		    !strcmp(hook, "slurm_bb_data_out"));
+
 	free(text);
 	return yes;
 }
@@ -561,6 +656,9 @@ void cbb_slurm_lost(const cbb_config_t *cfg, long after_s,
 		    !held_for_killed_hook(scb, prog, j->job_id, j->hook,
 					  sizeof(j->hook)))
 			continue;
+		if (j->kind == CBB_SL_UNSTAGED &&
+		    !unstaged(prog, j->job_id, j->hook, sizeof(j->hook)))
+			continue;
 		/* slurmctld keeps the batch step it launched before the
 		 * restart: whether it runs, only the node can say */
 		if (j->kind == CBB_SL_LAUNCH && launched(sst, j->job_id))
@@ -595,16 +693,19 @@ static const struct {
 	[CBB_SL_STAGE_OUT] = { "stage-out", "its stage-out is finished by "
 			       "conduit_bb (conduit-bb recover at once); Slurm "
 			       "keeps showing STAGE_OUT" },
+	[CBB_SL_UNSTAGED] = { "unstaged", "conduit-bb recover builds its "
+			      "stage-out from Slurm's record and script and "
+			      "finishes it" },
 };
 
 const char *cbb_sl_kind_name(cbb_sl_kind_t k)
 {
-	return k >= CBB_SL_HELD && k <= CBB_SL_STAGE_OUT ? kinds[k].name : "?";
+	return k >= CBB_SL_HELD && k <= CBB_SL_UNSTAGED ? kinds[k].name : "?";
 }
 
 const char *cbb_sl_remedy(cbb_sl_kind_t k)
 {
-	return k >= CBB_SL_HELD && k <= CBB_SL_STAGE_OUT ? kinds[k].remedy : "";
+	return k >= CBB_SL_HELD && k <= CBB_SL_UNSTAGED ? kinds[k].remedy : "";
 }
 
 const char *cbb_sl_remedy_of(const cbb_sl_job_t *j)
@@ -612,6 +713,8 @@ const char *cbb_sl_remedy_of(const cbb_sl_job_t *j)
 	if (j->kind == CBB_SL_STAGE_OUT && j->out_done)
 		return "its stage-out was finished by conduit_bb; Slurm keeps "
 		       "showing STAGE_OUT";
+	if (j->kind == CBB_SL_UNSTAGED && j->out_done)
+		return "its stage-out was finished by conduit_bb";
 	return cbb_sl_remedy(j->kind);
 }
 
@@ -634,6 +737,11 @@ void cbb_sl_what(const cbb_sl_job_t *j, char *buf, size_t size)
 	case CBB_SL_STAGE_OUT:
 		snprintf(buf, size, "in STAGE_OUT with no buffer left in Slurm: "
 			 "no stage-out hook will run for it");
+		break;
+	case CBB_SL_UNSTAGED:
+		snprintf(buf, size, "%s with no stage-out: Slurm could not run "
+			 "its %s (slurmscriptd gone) and removed its buffer",
+			 j->state, j->hook);
 		break;
 	}
 }

@@ -22,8 +22,15 @@
  *   stage-out  in STAGE_OUT the same way (its buffer "staging-out",
  *              "post-run", "staged-out" or "teardown": a teardown that
  *              failed as slurmctld stopped)
+ *   unstaged   ended (completed, failed, cancelled ...), held, its buffer
+ *              removed, the newest entry of its SystemComment (but the
+ *              teardowns after it) its post_run or data_out failing with
+ *              nothing said or "(null)": Slurm could not run its stage-out
+ *              (slurmscriptd gone: 25.11 takes job ends for a minute after
+ *              it stopped slurmscriptd on its way down) and ended the job
+ *              once two teardowns failed the same way
  *
- * One `squeue` for every job pending, running or in stage-out, one `scontrol show burst`, one `scontrol
+ * One `squeue` for every job pending, running, in stage-out or ended, one `scontrol show burst`, one `scontrol
  * show config` (slurmctld's boot time), then the jobs found asked about
  * again (one squeue): a job counts only when both readings agree, so one
  * caught between two states is not taken for lost; `sstat` for a
@@ -46,7 +53,14 @@ typedef enum {
 	CBB_SL_LAUNCH,
 	CBB_SL_STAGE_IN,
 	CBB_SL_STAGE_OUT,
+	CBB_SL_UNSTAGED,
 } cbb_sl_kind_t;
+
+/* the kinds there are */
+#define CBB_SL_KINDS 5
+
+/* the states squeue is asked for (-t) */
+#define CBB_SL_STATES "PD,R,SO,CD,F,CA,TO,NF,OOM,PR,DL,BF"
 
 typedef struct {
 	uint32_t job_id;
@@ -80,7 +94,7 @@ void cbb_slurm_lost(const cbb_config_t *cfg, long after_s,
 /* The job's entry in `l`, or NULL. */
 const cbb_sl_job_t *cbb_sl_find(const cbb_sl_list_t *l, uint32_t job_id);
 
-/* "held", "launch", "stage-in", "stage-out" */
+/* "held", "launch", "stage-in", "stage-out", "unstaged" */
 const char *cbb_sl_kind_name(cbb_sl_kind_t k);
 
 /* What `conduit-bb recover` does for a job of this kind; for this job
@@ -110,7 +124,7 @@ const char *cbb_sl_beside(const cbb_config_t *cfg, const char *prog,
 /* ---- the readers, exposed for tests ---------------------------------- */
 
 /*
- * From the rows of `squeue -h -t PD,R,SO -O JobId:|,State:|,BurstBufferState:|,
+ * From the rows of `squeue -h -t CBB_SL_STATES -O JobId:|,State:|,BurstBufferState:|,
  * TimeUsed:|,Priority:|,BatchFlag:|,StartTime:|,RestartCnt:|`, the
  * buffers (and
  * OtherTimeout) `scontrol show burst` lists and slurmctld's boot time:
@@ -134,9 +148,11 @@ time_t cbb_sl_boot_time(const char *config);
 bool cbb_sl_killed_hook(const char *reason, char *hook, size_t size);
 
 /*
- * The same for a job whose reason Slurm has dropped (plain JobHeldAdmin):
- * the newest entry of its SystemComment in `scontrol show job ID`'s
- * answer, "<time> burst_buffer/lua: slurm_bb_NAME: " with nothing after.
+ * The same for a job whose reason Slurm has dropped (plain JobHeldAdmin)
+ * or written over ("teardown failed: (null)"): the newest entry of its
+ * SystemComment in `scontrol show job ID`'s answer but the teardowns that
+ * failed after it with nothing said or "(null)", "<time>
+ * burst_buffer/lua: slurm_bb_NAME: " with nothing after (or "(null)").
  */
 bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size);
 

@@ -266,6 +266,10 @@ size_t cbb_sd_plans(const cbb_config_t *cfg, cbb_sd_list_t *sd,
 			if (sl && sl->kind == CBB_SL_STAGE_OUT &&
 			    !strcmp(f[i].state, "STAGE_OUT"))
 				out[i].dropped = true;
+			/* ended with no stage-out hook ever: none will come */
+			if (sl && sl->kind == CBB_SL_UNSTAGED &&
+			    cbb_job_ended_for_good(&f[i]))
+				out[i].dropped = true;
 			cbb_statedir_close(&dir);
 		}
 	}
@@ -280,7 +284,8 @@ void cbb_sd_mark_done(const cbb_sd_list_t *sd, cbb_sl_list_t *lost)
 
 	for (i = 0; i < lost->n; i++)
 		for (k = 0; k < sd->n; k++)
-			if (lost->v[i].kind == CBB_SL_STAGE_OUT &&
+			if ((lost->v[i].kind == CBB_SL_STAGE_OUT ||
+			     lost->v[i].kind == CBB_SL_UNSTAGED) &&
 			    sd->v[k].job_id == lost->v[i].job_id &&
 			    (sd->v[k].files & CBB_SD_OUTDONE))
 				lost->v[i].out_done = true;

@@ -136,6 +136,36 @@ done
 	echo '12/03/26 12:49:01 burst_buffer/lua: slurm_bb_test_data_in: conduit: server unreachable for 12 s'
 	echo '   StdErr=/dev/null'
 } > "$J/.job.810"
+# 811 ended with no stage-out (slurmscriptd gone: its post_run "failed:
+# (null)", then two teardowns; Slurm removed the buffer and ended it);
+# 812 held for a stage-in poll Slurm could not run, its reason written
+# over by the failed teardown's; near misses: 813 ended and held for a
+# post_run failure of conduit_bb's own (it says why), 814 ended and not
+# held
+cat >> "$J/.rows" <<ROWS
+811|COMPLETED|complete|0:10|0.00000000000000|1|$(at $((boot - 3600)))|0|
+812|PENDING|complete|0:00|0.00000000000000|1|N/A|0|
+813|COMPLETED|complete|0:10|0.00000000000000|1|$(at $((boot - 3600)))|0|
+814|COMPLETED|complete|0:10|0.00000000023283|1|$(at $((boot - 3600)))|0|
+815|PENDING|complete|0:00|0.00000000000000|1|N/A|0|
+ROWS
+echo 'burst_buffer/lua: JobHeldAdmin: teardown failed: (null)|' > "$J/.reason.812"
+# (815: as 812, in 24.11's words)
+echo 'burst_buffer/lua: teardown: (null)|' > "$J/.reason.815"
+for k in 811 812 813 815; do
+	case $k in
+	811) first='slurm_bb_post_run: (null)' ;;
+	812|815) first='slurm_bb_test_data_in: (null)' ;;
+	813) first='slurm_bb_post_run: conduit: cannot save the plan' ;;
+	esac
+	{
+		echo "JobId=$k JobName=x"
+		echo "   SystemComment=12/03/26 16:30:43 burst_buffer/lua: $first"
+		echo '12/03/26 16:30:43 burst_buffer/lua: teardown: (null)'
+		echo '12/03/26 16:30:53 burst_buffer/lua: teardown: (null)'
+		echo '   StdErr='
+	} > "$J/.job.$k"
+done
 printf 'Name=lua OtherTimeout=60\n  Allocated Buffers:\n    JobID=807 CreateTime=x State=allocated\n' > "$J/.burst"
 printf 'Configuration data as of x\nBOOT_TIME               = %s\nBcastExclude = x\n' "$(at "$boot")" > "$J/.config"
 echo "806.batch" > "$J/.sstat.806"
@@ -172,27 +202,36 @@ for w in "801: held: Slurm killed its slurm_bb_test_data_in in a restart: condui
 done
 grep -qF "lost by Slurm: job 809: held: Slurm killed its slurm_bb_test_data_in in a restart" "$t/out" ||
 	fail "status does not list 809 (its SystemComment)"
-! grep -qE "lost by Slurm: job (80[5678]|810)" "$t/out" || fail "status lists a job Slurm still drives"
-grep -q "; 5 jobs lost by Slurm in a restart$" "$t/out" || fail "status's summary does not count them"
+grep -qF "lost by Slurm: job 811: COMPLETED with no stage-out: Slurm could not run its slurm_bb_post_run (slurmscriptd gone) and removed its buffer: conduit-bb recover builds its stage-out from Slurm's record and script and finishes it" "$t/out" ||
+	fail "status does not list 811 (unstaged)"
+grep -qF "lost by Slurm: job 812: held: Slurm killed its slurm_bb_test_data_in in a restart" "$t/out" ||
+	fail "status does not list 812 (held, the teardown's reason over it)"
+! grep -qE "lost by Slurm: job (80[5678]|810|813|814)" "$t/out" || fail "status lists a job Slurm still drives"
+grep -q "; 8 jobs lost by Slurm in a restart$" "$t/out" || fail "status's summary does not count them"
 status --json
 /usr/bin/python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 k = {j["job"]: j["kind"] for j in d["lost_by_slurm"]}
-assert k == {801: "held", 802: "launch", 803: "stage-in", 804: "stage-out", 809: "held"}, k' "$t/out" ||
+assert k == {801: "held", 802: "launch", 803: "stage-in", 804: "stage-out", 809: "held",
+             811: "unstaged", 812: "held", 815: "held"}, k' "$t/out" ||
 	fail "status --json: lost_by_slurm"
 
 # recover: 801 released, 802 requeued, 803 only said, 804 left to Slurm
 recover
-[ "$rc" -eq 0 ] || fail "lost: exit $rc"
+[ "$rc" -eq 1 ] || fail "lost: exit $rc (811's record cannot be read: 1)"
 [ "$(cat "$J/.actions")" = "release 801
 requeue 802
-release 809" ] || fail "lost: scontrol was asked: $(cat "$J/.actions")"
+release 809
+release 812
+release 815" ] || fail "lost: scontrol was asked: $(cat "$J/.actions")"
 grep -q "^job 801: held: .*; released: Slurm stages it in again$" "$t/out" || fail "lost: 801 not said released"
 grep -q "^job 804: no hook of its stage-out ever ran: its plan built from Slurm's copy of its script$" "$t/out" ||
 	fail "lost: 804's plan not built"
 grep -q "^job 803: .*cancel it (conduit-bb recover --cancel-stuck 803) and submit it again$" "$t/out" ||
 	fail "lost: 803 not said to be cancelled by hand"
-grep -q "; 5 jobs Slurm lost in a restart$" "$t/out" || fail "lost: not counted"
+grep -q "; 8 jobs Slurm lost in a restart$" "$t/out" || fail "lost: not counted"
+grep -q "^error: job 811: its stage-out plan cannot be built: scontrol show job failed: slurm_load_jobs error: Invalid job id specified$" "$t/out" ||
+	fail "lost: 811 without a record not said"
 # --cancel-stuck, for the job named only
 : > "$J/.actions"
 recover --cancel-stuck 803

@@ -76,8 +76,9 @@ state_files() { ls "$R/var/spool/conduit_bb" 2>/dev/null | grep -E "^conduit\\.$
 # and the records of what it started, which a requeue after the teardown
 # reads) and, after a hurried teardown of a job that is over,
 # conduit.<job>.over (it stops a stage hook Slurm runs after the
-# teardown): no_state_files does not count them.
-no_state_files() { [ -z "$(state_files "$1" | grep -Ev '\.(over|skipped)$')" ]; }
+# teardown); and a stage-out `conduit-bb recover` finished leaves
+# conduit.<job>.outdone: no_state_files does not count them.
+no_state_files() { [ -z "$(state_files "$1" | grep -Ev '\.(over|skipped|outdone)$')" ]; }
 # Wait until the server has seen N StartTransfer for a job.
 wait_starts() { # wait_starts JOB N SECONDS
 	wait_for "$3" sh -c "[ \$(cat $R$SRV/rpc.log 2>/dev/null | grep '\"method\": \"StartTransfer\"' | grep -c SLURMJOB:$1,) -ge $2 ]"

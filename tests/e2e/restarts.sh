@@ -98,6 +98,78 @@ records_gone() { ! ls "$R/var/spool/conduit_bb" | grep -qE "^conduit\.$JO\.(star
 expect "... and its StateDir records are gone once it ended" wait_for 150 records_gone
 note "job $JO ended $(state_of "$JO"); slurmctld.log on it: $(grep -E "job $JO: (sweep|teardown)" "$R/var/log/slurm/slurmctld.log" | tail -3 | tr '\n' '|')"
 
+# ---- 6c. slurmscriptd gone: the hooks Slurm could not run ------------------
+# With slurmscriptd dead (25.11 stops it first when told to stop and goes
+# on taking job ends for up to a minute; or a slurmscriptd crash), every
+# hook slurmctld asks for fails at once, "response=(null)", and each
+# teardown after it: a job that ends gets no stage-out hook at all (Slurm
+# removes its buffer and ends it, or keeps it in STAGE_OUT), and a failed
+# stage-in poll holds its job.  After the restart, `conduit-bb status`
+# lists both and `conduit-bb recover`, run as an admin would, releases
+# the held one and builds the other's stage-out from Slurm's record and
+# script: both complete with their data, each directive started once.
+write_job nohook-out.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_POST cp /home/alice/jobs/nh-%j.txt /data/out/nh-%j.txt
+#CONDUIT_POST --when=failure cp /home/alice/jobs/nh-%j.txt /data/out/nh-%j-failed.txt
+echo "out of $SLURM_JOB_ID" > /home/alice/jobs/nh-$SLURM_JOB_ID.txt
+while [ ! -e /home/alice/jobs/nh-$SLURM_JOB_ID.go ]; do sleep 0.2; done
+JOB
+write_job nohook-in.sh <<'JOB'
+#!/bin/bash
+#SBATCH --output=/dev/null
+#CONDUIT_PRE cp /data/in/a.txt /home/alice/jobs/nhi-%j.txt
+true
+JOB
+faults '{"delay_ms": {"DATA_TRANSFERRING": 600000}}' # (the stage-in held)
+NA=$(submit nohook-out.sh)
+NB=$(submit nohook-in.sh)
+expect "slurmscriptd gone: sbatch accepts both jobs" [ -n "$NA" ] && [ -n "$NB" ]
+wait_for 60 state_is "$NA" RUNNING
+wait_starts "$NB" 1 60
+scriptd() { # slurmscriptd: slurmctld's child
+	c=$(cat "$R/run/slurmctld.pid" 2>/dev/null)
+	for k in $(cat /proc/"${c:-none}"/task/*/children 2>/dev/null); do
+		[ "$(cat "/proc/$k/comm" 2>/dev/null)" = slurmscriptd ] && echo "$k"
+	done
+}
+sd_pid=$(scriptd)
+expect "... slurmscriptd found" [ -n "$sd_pid" ]
+kill -9 $sd_pid 2>/dev/null
+touch "$R/home/alice/jobs/nh-$NA.go"
+no_hook_out() { st=$(state_of "$NA"); [ -n "$st" ] && [ "$st" != RUNNING ] && [ "$st" != COMPLETING ]; }
+expect "... the job that ends leaves RUNNING with no stage-out hook run" wait_for 90 no_hook_out
+expect "... the stage-in job is held" wait_for 90 sh -c \
+	"chroot $R squeue -h -j $NB -o %Q 2>/dev/null | grep -qx 0"
+# (both teardowns failing too: Slurm gives up on the buffers)
+wait_for 60 sh -c "grep -q 'JobId=$NA failed 2 times' $R/var/log/slurm/slurmctld.log" || true
+note "slurmscriptd gone: job $NA is $(state_of "$NA") ($(chroot "$R" squeue -h -t all -j "$NA" -o %r)), job $NB $(state_of "$NB") ($(chroot "$R" squeue -h -t all -j "$NB" -o %r))"
+sh "$E2E/cluster.sh" restart-slurmctld
+faults '{}'
+in_root conduit-bb status --json > "$R/tmp/nohook-status.json" 2>&1
+kinds=$(/usr/bin/python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join("%d:%s" % (j["job"], j["kind"]) for j in d["lost_by_slurm"] or []))' "$R/tmp/nohook-status.json" 2>&1)
+note "slurmscriptd gone: conduit-bb status lists $kinds"
+expect "... conduit-bb status lists both ($kinds)" sh -c \
+	"echo ' $kinds ' | grep -q ' $NA:\(unstaged\|stage-out\) ' && echo ' $kinds ' | grep -q ' $NB:held '"
+admin_done() {
+	in_root conduit-bb recover > "$R/tmp/nohook-recover" 2>&1
+	cat "$R/tmp/nohook-recover" >> "$R/tmp/nohook-recover.all"
+	file_is "/data/out/nh-$NA.txt" "out of $NA" && state_is "$NB" COMPLETED
+}
+expect "... conduit-bb recover: both complete, with their data" wait_for 150 admin_done
+note "slurmscriptd gone: recover said: $(grep -E "job ($NA|$NB):" "$R/tmp/nohook-recover.all" | sort -u | head -6 | tr '\n' '|')"
+expect "... the held job's stage-in arrived" file_is "$JOBS/nhi-$NB.txt" alpha
+expect "... the ended job's --when=failure line skipped (it exited 0)" gone "/data/out/nh-$NA-failed.txt"
+expect "... each directive started once" sh -c \
+	"[ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$NA,.*CONDUIT_POST') = 1 ] &&
+	 [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$NB,.*CONDUIT_PRE') = 1 ]"
+in_root conduit-bb recover > "$R/tmp/nohook-recover" 2>&1
+expect "... and recover, run again, builds nothing" sh -c \
+	"! grep -q 'plan built' $R/tmp/nohook-recover && [ \$(grep '\"method\": \"StartTransfer\"' $R$SRV/rpc.log | grep -c 'SLURMJOB:$NA,.*CONDUIT_POST') = 1 ]"
+
 # ---- 7. requeue: inputs are not staged twice; every attempt stages out ------
 write_job requeue.sh <<'JOB'
 #!/bin/bash

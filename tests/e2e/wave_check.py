@@ -143,15 +143,17 @@ check("no transfer left active on the server", active)
 
 # 4. no StateDir file left for a finished job, but the mark a hurried
 # teardown leaves for a cancelled job (it stops a stage hook Slurm still
-# runs after the teardown; swept after a day) and the .skipped file every
+# runs after the teardown; swept after a day), the .skipped file every
 # teardown keeps (bbstat's skipped stage-outs, the job's user, and the
-# records a requeue after the teardown reads; swept after a week)
+# records a requeue after the teardown reads; swept after a week) and
+# the .outdone mark of a stage-out `conduit-bb recover` built and
+# finished (it is never built twice; swept after 8 days)
 sd = os.path.join(root, "var/spool/conduit_bb")
 ended = {j for j, v in jobs.items() if v["state"] in ("COMPLETED", "CANCELLED", "FAILED")}
 files = [f.split(".") for f in (os.listdir(sd) if os.path.isdir(sd) else [])]
 marked = {p[1] for p in files if p[2:] == ["over"]}
 left = [".".join(p) for p in files if p[1:2] and p[1] in ended and
-        p[2:] != ["skipped"] and
+        p[2:] != ["skipped"] and p[2:] != ["outdone"] and
         not (p[2:] == ["over"] and (p[1] in cancelled or p[1] in hurried or
                                     jobs[p[1]]["state"] == "CANCELLED"))]
 check("no StateDir file left for any finished job", left)

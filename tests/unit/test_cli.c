@@ -616,10 +616,13 @@ static void test_slurm_lost_candidates(void **state)
 		 "23|RUNNING|running|1-00:00:01|0.0000001|1|%s|0|\n"        /* started after */
 		 "24|RUNNING|running|2:00:01|0.0000001|1|%s|0|\n"
 		 "25|STAGE_OUT|teardown|0:30|0.0|1|%s|0|\n"                /* teardown lost */
-		 "26|PENDING|teardown|0:00|0.0|1|N/A|0|",                    /* held, lost */
-		 b1, b1, b1, b2, b1, b1, b1, b3, b1, b1);
+		 "26|PENDING|teardown|0:00|0.0|1|N/A|0|\n"                  /* held, lost */
+		 "27|COMPLETED|complete|0:10|0.00000000000000|1|%s|0|",     /* unstaged? */
+		 b1, b1, b1, b2, b1, b1, b1, b3, b1, b1, b1);
 	n = cbb_sl_candidates(rows, burst, boot, 120, v, 16);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
+	assert_int_equal(v[7].job_id, 27);
+	assert_int_equal(v[7].kind, CBB_SL_UNSTAGED);
 	assert_int_equal(v[5].job_id, 25);
 	assert_int_equal(v[5].kind, CBB_SL_STAGE_OUT);
 	assert_int_equal(v[6].job_id, 26);
@@ -638,7 +641,7 @@ static void test_slurm_lost_candidates(void **state)
 	assert_int_equal(v[4].job_id, 24);
 	assert_int_equal(v[4].used_s, 7201);
 	/* no boot time: no launch; at most max; none when Slurm said nothing */
-	assert_int_equal(cbb_sl_candidates(rows, burst, -1, 120, v, 16), 5);
+	assert_int_equal(cbb_sl_candidates(rows, burst, -1, 120, v, 16), 6);
 	assert_int_equal(cbb_sl_candidates(rows, burst, boot, 120, v, 2), 2);
 	assert_int_equal(cbb_sl_candidates("", "", boot, 120, v, 16), 0);
 }
@@ -688,6 +691,22 @@ static void test_slurm_lost_killed_hook(void **state)
 		"JobId=7\n   SystemComment=12/03/26 12:48:18 burst_buffer/lua: "
 		"slurm_bb_data_in: (null)\n   StdErr=x\n", hook, sizeof(hook)));
 	assert_string_equal(hook, "slurm_bb_data_in");
+	/* the teardowns that failed after it (Flags=TeardownFailure) are
+	 * passed over, only when Slurm could not run them either */
+	assert_true(cbb_sl_comment_killed_hook(
+		"JobId=7\n   SystemComment=12/03/26 16:30:43 burst_buffer/lua: "
+		"slurm_bb_post_run: (null)\n12/03/26 16:30:43 burst_buffer/lua: "
+		"teardown: (null)\n12/03/26 16:30:53 burst_buffer/lua: "
+		"teardown: \n   StdErr=\n", hook, sizeof(hook)));
+	assert_string_equal(hook, "slurm_bb_post_run");
+	assert_false(cbb_sl_comment_killed_hook(
+		"JobId=7\n   SystemComment=12/03/26 16:30:43 burst_buffer/lua: "
+		"slurm_bb_post_run: (null)\n12/03/26 16:30:43 burst_buffer/lua: "
+		"teardown: conduit: squeue gave no answer\n   StdErr=\n", hook,
+		sizeof(hook)));
+	assert_false(cbb_sl_comment_killed_hook(
+		"JobId=7\n   SystemComment=12/03/26 16:30:43 burst_buffer/lua: "
+		"teardown: (null)\n   StdErr=\n", hook, sizeof(hook)));
 	/* an empty value, and none at all */
 	assert_false(cbb_sl_comment_killed_hook(
 		"JobId=7\n   SystemComment=\n   StdErr=x\n", hook, sizeof(hook)));

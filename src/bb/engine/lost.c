@@ -31,7 +31,16 @@
 
 #define LOST_PLAN_VERSION 1
 
+/* the plan as cbb_lost_save saves it; `rebuilt`: built by
+ * cbb_lost_rebuild, no hook having run (its finishing leaves a mark) */
+static void save(cbb_job_ctx_t *j, const cbb_plan_t *plan, bool rebuilt);
+
 void cbb_lost_save(cbb_job_ctx_t *j, const cbb_plan_t *plan)
+{
+	save(j, plan, false);
+}
+
+static void save(cbb_job_ctx_t *j, const cbb_plan_t *plan, bool rebuilt)
 {
 	json_t *o, *dirs;
 	cbb_err_t err;
@@ -55,6 +64,8 @@ void cbb_lost_save(cbb_job_ctx_t *j, const cbb_plan_t *plan)
 	(void)json_object_set_new(o, "array_task_id",
 				  json_integer(j->array_task_id));
 	(void)json_object_set_new(o, "saved", json_integer(time(NULL)));
+	if (rebuilt) /* (a key earlier releases do not read) */
+		(void)json_object_set_new(o, "rebuilt", json_true());
 	for (i = 0; i < plan->n; i++) {
 		const cbb_directive_t *d = &plan->v[i];
 		json_t *x;
@@ -114,7 +125,7 @@ int cbb_lost_rebuild(cbb_job_ctx_t *j, const char *script, size_t len,
 		cbb_plan_free(&plan);
 		return 1;
 	}
-	cbb_lost_save(j, &plan);
+	save(j, &plan, true);
 	cbb_plan_free(&plan);
 	rc = cbb_outplan_exists(j->sd, j->job_id) ? 0 : -1;
 	if (rc < 0)
@@ -245,6 +256,7 @@ int cbb_lost_load(cbb_statedir_t *sd, uint32_t job_id, cbb_lost_t *out,
 	out->submit = json_integer_value(json_object_get(o, "submit"));
 	out->saved = json_integer_value(json_object_get(o, "saved"));
 	out->requeued = json_is_true(json_object_get(o, "requeued"));
+	out->rebuilt = json_is_true(json_object_get(o, "rebuilt"));
 	out->plan.v = cbb_arena_alloc(&out->plan.arena, json_array_size(dirs) *
 				      sizeof(*out->plan.v));
 	if (!out->plan.v)
@@ -352,10 +364,11 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
 	rc = cbb_stage_poll(&j, &l.plan, CBB_STAGE_OUT, &err);
 	if (j.started)
 		cbb_job_log(&j, CBB_LOG_INFO, "%s: the job is %s and Slurm runs "
-			    "no stage-out hook for it any more (a slurmctld "
-			    "restart killed it): started %u of its stage-out "
-			    "transfer(s), as its data_out would have", by, state,
-			    j.started);
+			    "no stage-out hook for it any more (%s): started %u "
+			    "of its stage-out transfer(s), as its data_out would "
+			    "have", by, state, l.rebuilt ? "it could not run "
+			    "them: slurmscriptd gone" : "a slurmctld restart "
+			    "killed them", j.started);
 	switch (rc) {
 	case CBB_POLL_DONE:
 		cbb_job_log(&j, CBB_LOG_INFO, "%s: stage-out of attempt %u "
@@ -375,9 +388,10 @@ int cbb_lost_finish(cbb_job_ctx_t *self, uint32_t id,
 		return 1;
 	}
 	/* ended, done or failed: what its teardown would take goes; a job
-	 * Slurm keeps in STAGE_OUT keeps a mark that it is done */
+	 * Slurm keeps in STAGE_OUT, or one whose plan recover built (Slurm
+	 * lists it a while yet), keeps a mark that it is done */
 	cbb_sd_forget(j.sd, id);
-	if (!strcmp(f->state, "STAGE_OUT"))
+	if (l.rebuilt || !strcmp(f->state, "STAGE_OUT"))
 		cbb_outdone_mark(j.sd, id, l.submit);
 	cbb_lost_free(&l);
 	return 0;

@@ -46,6 +46,7 @@ typedef struct {
 	uint32_t uid, restart, array_job_id, array_task_id;
 	int64_t submit, saved;
 	bool requeued;
+	bool rebuilt;    /* built by cbb_lost_rebuild (no hook ran) */
 	cbb_plan_t plan; /* its stage-out directives only */
 } cbb_lost_t;
 
