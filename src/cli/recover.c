@@ -204,12 +204,13 @@ static int stop_stage_in(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 /*
  * A job in STAGE_OUT with no buffer, or one ended with no stage-out
  * (unstaged), that StateDir holds no stage-out plan of: no hook of its
- * stage-out ever ran (Slurm 25.11 takes job ends
- * for a minute after it stopped slurmscriptd on its way down: its
- * post_run and teardowns "failed, status=-1, response=(null)" and the
- * buffer was removed).  Its plan is built from what Slurm keeps of the
- * job, as its data_out would have built it (slurmjob.h,
- * cbb_lost_rebuild), and finished below with the others.  1 built, 0
+ * stage-out ever ran (Slurm 25.11 takes job ends for a minute after it
+ * stopped slurmscriptd on its way down: its post_run and teardowns
+ * "failed, status=-1, response=(null)" and the buffer was removed).
+ * Its plan is built from what Slurm keeps of the job, as its data_out
+ * would have built it (slurmjob.h, cbb_lost_rebuild), and finished below
+ * with the others: its record first (the .outdone mark is the
+ * attempt's), its script only when the plan is to be built.  1 built, 0
  * none needed, -1 failed (said).
  */
 static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
@@ -230,17 +231,15 @@ static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 		    (sd->v[i].files & CBB_SD_OUTPLAN))
 			return 0; /* a hook saved it */
 	cbb_err_clear(&err);
-	if (cbb_slurm_job_ask(cfg, lj->job_id, &s, &script, &len, &err) < 0) {
+	if (cbb_slurm_job_ask(cfg, lj->job_id, &s, &err) < 0) {
 		printf("error: job %u: its stage-out plan cannot be built: %s\n",
 		       lj->job_id, err.msg);
 		return -1;
 	}
 	/* still as it was found: in STAGE_OUT, or ended (unstaged) */
 	if (lj->kind == CBB_SL_STAGE_OUT ? !s.stage_out :
-	    !s.have_state || s.job_state < 3 || s.stage_out) {
-		free(script);
+	    !s.have_state || s.job_state < 3 || s.stage_out)
 		return 0; /* moved on since: Slurm's again */
-	}
 	/* the cluster its records name, else Slurm's (slurm.CLUSTER_NAME,
 	 * the hooks' first choice), else slurm.conf's */
 	if (!cluster && s.cluster[0])
@@ -248,7 +247,6 @@ static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 	if (!cluster) {
 		if (cbb_slurm_cluster_name(path, sizeof(path), conf,
 					   sizeof(conf)) < 0) {
-			free(script);
 			printf("error: job %u: its stage-out plan cannot be "
 			       "built: %s has no ClusterName\n", lj->job_id,
 			       path);
@@ -259,16 +257,20 @@ static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 	cbb_statedir_init(&dir, cfg, cluster);
 	if (cbb_outdone_for(&dir, s.job_id, s.submit)) {
 		cbb_statedir_close(&dir);
-		free(script);
-		return 0; /* finished already: Slurm keeps it in STAGE_OUT */
+		return 0; /* finished already (Slurm still lists the job) */
 	}
 	if (!s.end || time(NULL) - s.end > CBB_REBUILD_MAX_AGE_S) {
 		cbb_statedir_close(&dir);
-		free(script);
 		printf("error: job %u: no hook of its stage-out ever ran, and it "
 		       "ended %s: its plan is not built (docs/admin.md, "
 		       "\"Restarting slurmctld\")\n", s.job_id,
 		       s.end ? "over 7 days ago" : "at a time Slurm does not say");
+		return -1;
+	}
+	if (cbb_slurm_job_script(cfg, s.job_id, &script, &len, &err) < 0) {
+		cbb_statedir_close(&dir);
+		printf("error: job %u: its stage-out plan cannot be built: %s\n",
+		       s.job_id, err.msg);
 		return -1;
 	}
 	memset(&job, 0, sizeof(job));

@@ -209,25 +209,31 @@ static int scontrol(const cbb_config_t *cfg, char *const args[], size_t max,
 }
 
 int cbb_slurm_job_ask(const cbb_config_t *cfg, uint32_t id,
-		      cbb_slurm_job_t *out, char **script, size_t *len,
-		      cbb_err_t *err)
+		      cbb_slurm_job_t *out, cbb_err_t *err)
 {
-	char idtxt[16], a_show[] = "show", a_job[] = "job", a_json[] = "--json",
-	     a_write[] = "write", a_bs[] = "batch_script", a_out[] = "-";
+	char idtxt[16], a_show[] = "show", a_job[] = "job", a_json[] = "--json";
 	char *show[] = { a_show, a_job, idtxt, a_json, NULL };
-	char *write[] = { a_write, a_bs, idtxt, a_out, NULL };
 	char *rec = NULL;
 	size_t n;
 	int rc;
 
-	*script = NULL;
 	snprintf(idtxt, sizeof(idtxt), "%u", id);
 	if (scontrol(cfg, show, JOB_JSON_MAX, &rec, &n, err) < 0)
 		return -1;
 	rc = cbb_slurm_job_json(rec, n, id, out, err);
 	free(rec);
-	if (rc < 0)
-		return -1;
+	return rc;
+}
+
+int cbb_slurm_job_script(const cbb_config_t *cfg, uint32_t id,
+			 char **script, size_t *len, cbb_err_t *err)
+{
+	char idtxt[16], a_write[] = "write", a_bs[] = "batch_script",
+	     a_out[] = "-";
+	char *write[] = { a_write, a_bs, idtxt, a_out, NULL };
+
+	*script = NULL;
+	snprintf(idtxt, sizeof(idtxt), "%u", id);
 	if (scontrol(cfg, write, SCRIPT_MAX, script, len, err) < 0)
 		return -1;
 	if (!*len) {

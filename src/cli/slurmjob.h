@@ -42,12 +42,12 @@ typedef struct {
 int cbb_slurm_job_json(const char *text, size_t len, uint32_t id,
 		       cbb_slurm_job_t *out, cbb_err_t *err);
 
-/*
- * Ask Slurm (Scontrol=): the job's record and its batch script (*script,
- * *len; the caller frees it).  -1 with err.
- */
+/* Ask Slurm (Scontrol=) for the job's record.  -1 with err. */
 int cbb_slurm_job_ask(const cbb_config_t *cfg, uint32_t id,
-		      cbb_slurm_job_t *out, char **script, size_t *len,
-		      cbb_err_t *err);
+		      cbb_slurm_job_t *out, cbb_err_t *err);
+
+/* ... and for its batch script (*script, *len; the caller frees it). */
+int cbb_slurm_job_script(const cbb_config_t *cfg, uint32_t id,
+			 char **script, size_t *len, cbb_err_t *err);
 
 #endif
