@@ -214,7 +214,7 @@ for hook in hooks:
 # the jobs Slurm lost, by kind
 jl = "conduit_bb_jobs_lost_by_slurm"
 assert types[jl] == "gauge", types
-assert [val(jl, jl, kind=k) for k in ("held", "launch", "stage-in", "stage-out")] == [1, 1, 0, 0]
+assert [val(jl, jl, kind=k) for k in ("held", "launch", "stage-in", "stage-out", "unstaged")] == [1, 1, 0, 0, 0]
 # the parser is no rubber stamp: it refuses a broken exposition
 for bad in ('conduit_bb_x{stage=in} 1\n', 'conduit_bb_x{stage="in"} one\n'):
     try:
