@@ -117,6 +117,7 @@ int cbb_slurm_job_json(const char *txt, size_t len, uint32_t id,
 	json_error_t jerr;
 	json_t *root, *jobs, *j;
 	json_int_t v;
+	size_t i;
 	bool set;
 	int rc = -1;
 
@@ -126,14 +127,27 @@ int cbb_slurm_job_json(const char *txt, size_t len, uint32_t id,
 		return cbb_err(err, "scontrol's record of job %u does not read "
 			       "as JSON (line %d: %.100s)", id, jerr.line,
 			       jerr.text);
+	/* the record of job `id` itself: an array's own id lists every task
+	 * (the one whose job id it is among them) */
 	jobs = json_object_get(root, "jobs");
-	j = json_array_get(jobs, 0);
-	if (!json_is_array(jobs) || json_array_size(jobs) != 1 ||
-	    !json_is_object(j) || u32(j, "job_id", &out->job_id) < 0 ||
-	    out->job_id != id) {
-		cbb_err(err, "scontrol's record is not one job %u", id);
+	j = NULL;
+	for (i = 0; i < json_array_size(jobs); i++) {
+		json_t *x = json_array_get(jobs, i);
+		uint32_t k;
+
+		if (json_is_object(x) && u32(x, "job_id", &k) == 0 && k == id) {
+			if (j) {
+				j = NULL; /* two records of one id */
+				break;
+			}
+			j = x;
+		}
+	}
+	if (!j) {
+		cbb_err(err, "scontrol's answer holds no one record of job %u", id);
 		goto done;
 	}
+	out->job_id = id;
 	if (u32(j, "user_id", &out->user_id) < 0 ||
 	    u32(j, "restart_cnt", &out->restart) < 0 ||
 	    text(j, "user_name", out->user_name, sizeof(out->user_name)) < 0 ||

@@ -781,7 +781,27 @@ static void test_slurm_job_json(void **state)
 	/* another job's record, or one that does not say enough: declined */
 	cbb_err_clear(&err);
 	assert_int_equal(cbb_slurm_job_json(ok, strlen(ok), 33, &j, &err), -1);
-	assert_non_null(strstr(err.msg, "not one job 33"));
+	assert_non_null(strstr(err.msg, "no one record of job 33"));
+	/* an array's own id: scontrol lists every task; the one whose job
+	 * id it is is read */
+	{
+		char both[2048];
+		const char *a = strstr(task, "{\"job_id\""), *b = strstr(ok, "{\"job_id\"");
+
+		snprintf(both, sizeof(both), "{\"jobs\": [%.*s, %.*s]}",
+			 (int)(strstr(a, "}], ") - a + 1), a,
+			 (int)(strstr(b, "}], ") - b + 1), b);
+		cbb_err_clear(&err);
+		assert_int_equal(cbb_slurm_job_json(both, strlen(both), 42, &j,
+						    &err), 0);
+		assert_int_equal(j.array_task_id, 0);
+		assert_int_equal(cbb_slurm_job_json(both, strlen(both), 32, &j,
+						    &err), 0);
+		assert_int_equal(j.array_task_id, CBB_NO_VAL);
+		cbb_err_clear(&err);
+		assert_int_equal(cbb_slurm_job_json(both, strlen(both), 7, &j,
+						    &err), -1);
+	}
 	cbb_err_clear(&err);
 	assert_int_equal(cbb_slurm_job_json(two_bases, strlen(two_bases), 32,
 					    &j, &err), -1);
