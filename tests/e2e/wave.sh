@@ -504,8 +504,14 @@ wait_for 60 teardowns_done
 # buffer can only be cancelled) runs until no stage-out it finishes still
 # runs, and every job ends again: what it released or requeued COMPLETED,
 # with its outputs (wave_check.py).
-alone=$(lost_alone | sort -un | tr '\n' ' ')
+# (read before and after status: a job between two states can look lost
+# to one reading, as status's own two readings know; 25.05's job 114, an
+# array's own task, was, and completed)
+before=$(lost_alone | sort -un)
 in_root conduit-bb status --json > "$R/tmp/wave-status.json" 2> "$R/tmp/wave-status.err"
+alone=$(lost_alone | sort -un | while read -r j; do
+	printf '%s\n' $before | grep -qx "$j" && echo "$j"
+done | tr '\n' ' ')
 listed=" $(/usr/bin/python3 -c 'import json, sys
 print(" ".join(str(j["job"]) for j in json.load(open(sys.argv[1]))["lost_by_slurm"]))' \
 	"$R/tmp/wave-status.json" 2>/dev/null) "
