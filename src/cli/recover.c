@@ -40,6 +40,7 @@
 #include "grpc.h"
 #include "jobstate.h"
 #include "log.h"
+#include "outcome.h"
 #include "lost.h"
 #include "slurmjob.h"
 #include "slurmlost.h"
@@ -218,6 +219,7 @@ static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 {
 	const char *cluster = cluster_of(sd, lj->job_id);
 	char conf[256], path[4096], *script = NULL;
+	const char *word;
 	cbb_slurm_job_t s;
 	cbb_job_ctx_t j;
 	cbb_job_t job;
@@ -238,7 +240,8 @@ static int rebuild(const cbb_config_t *cfg, const cbb_sd_list_t *sd,
 	}
 	/* still as it was found: in STAGE_OUT, or ended (unstaged) */
 	if (lj->kind == CBB_SL_STAGE_OUT ? !s.stage_out :
-	    !s.have_state || s.job_state < 3 || s.stage_out)
+	    !s.have_state || cbb_job_state_over(s.job_state, &word) != 1 ||
+	    s.stage_out)
 		return 0; /* moved on since: Slurm's again */
 	/* the cluster its records name, else Slurm's (slurm.CLUSTER_NAME,
 	 * the hooks' first choice), else slurm.conf's */

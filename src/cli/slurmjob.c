@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "outcome.h"
 #include "slurmlost.h"
 #include "symbols.h"
 
@@ -59,17 +60,11 @@ static int text(const json_t *o, const char *k, char *buf, size_t size)
 	return 0;
 }
 
-/* Slurm's enum job_states, in order (slurm.h) */
-static const char *const bases[] = {
-	"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED",
-	"FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL",
-	"DEADLINE", "OUT_OF_MEMORY",
-};
-
 /* The state words: ["COMPLETED", "STAGE_OUT"] (or one word). */
 static int states(const json_t *x, cbb_slurm_job_t *out)
 {
-	size_t i, k, n = json_is_array(x) ? json_array_size(x) : 1;
+	size_t i, n = json_is_array(x) ? json_array_size(x) : 1;
+	int base;
 
 	if (!json_is_array(x) && !json_is_string(x))
 		return -1;
@@ -81,13 +76,12 @@ static int states(const json_t *x, cbb_slurm_job_t *out)
 			return -1;
 		if (!strcmp(s, "STAGE_OUT"))
 			out->stage_out = true;
-		for (k = 0; k < sizeof(bases) / sizeof(bases[0]); k++)
-			if (!strcmp(s, bases[k])) {
-				if (out->have_state)
-					return -1; /* two base states */
-				out->have_state = true;
-				out->job_state = (uint32_t)k;
-			}
+		if ((base = cbb_job_state_base(s)) < 0)
+			continue;
+		if (out->have_state)
+			return -1; /* two base states */
+		out->have_state = true;
+		out->job_state = (uint32_t)base;
 	}
 	return 0;
 }

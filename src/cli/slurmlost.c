@@ -206,11 +206,6 @@ size_t cbb_sl_candidates(const char *rows, const char *burst, time_t boot,
 						 "teardown-fail", NULL };
 	/* an ended job whose buffer Slurm removed after its teardowns
 	 * failed: held (priority 0) by that failure */
-	static const char *const ended[] = { "COMPLETED", "FAILED",
-					     "CANCELLED", "TIMEOUT",
-					     "NODE_FAIL", "OUT_OF_MEMORY",
-					     "PREEMPTED", "DEADLINE",
-					     "BOOT_FAIL", NULL };
 	static const char *const done_words[] = { "complete", "teardown",
 						  "teardown-fail", NULL };
 	ids_t bufs = { NULL, 0, 0 };
@@ -268,7 +263,7 @@ size_t cbb_sl_candidates(const char *rows, const char *burst, time_t boot,
 		} else if (!strcmp(j.state, "STAGE_OUT") &&
 			   is(j.bbstate, out_words) && !ids_has(&bufs, j.job_id)) {
 			j.kind = CBB_SL_STAGE_OUT;
-		} else if (is(j.state, ended) && is(j.bbstate, done_words) &&
+		} else if (cbb_job_state_final(j.state) && is(j.bbstate, done_words) &&
 			   zero(f[4]) && !ids_has(&bufs, j.job_id)) {
 			j.kind = CBB_SL_UNSTAGED; /* (if SystemComment says so) */
 		} else if (!strcmp(j.state, "RUNNING") && !strcmp(f[5], "1") &&
@@ -300,15 +295,31 @@ static size_t no_reply(const char *s, size_t n)
 	return n;
 }
 
-bool cbb_sl_killed_hook(const char *reason, char *hook, size_t size)
+/* The length of a reason squeue printed, without its closing '|', the
+ * newline and blanks after, and a trailing " (null)" (no_reply) */
+static size_t reason_len(const char *reason)
 {
 	size_t n = strlen(reason);
-	const char *name, *end;
 
 	while (n && (reason[n - 1] == ' ' || reason[n - 1] == '|' ||
 		     reason[n - 1] == '\n'))
 		n--;
-	n = no_reply(reason, n);
+	return no_reply(reason, n);
+}
+
+/* Whether s[0..n) ends with tag */
+static bool ends(const char *s, size_t n, const char *tag)
+{
+	size_t k = strlen(tag);
+
+	return n >= k && !memcmp(s + n - k, tag, k);
+}
+
+bool cbb_sl_killed_hook(const char *reason, char *hook, size_t size)
+{
+	size_t n = reason_len(reason);
+	const char *name, *end;
+
 	if (!n || reason[n - 1] != ':')
 		return false;
 	end = reason + n - 1;
@@ -437,16 +448,10 @@ static bool launched(const char *sstat, uint32_t id)
  * "<time> burst_buffer/lua: teardown: " with nothing after or "(null)" */
 static bool unrun_teardown(const char *line, size_t n)
 {
-	static const char tag[] = "burst_buffer/lua: teardown:";
-	const char *t;
-
 	n = no_reply(line, n);
 	while (n && line[n - 1] == ' ')
 		n--;
-	for (t = line; t + sizeof(tag) - 1 <= line + n; t++)
-		if (!memcmp(t, tag, sizeof(tag) - 1))
-			return t + sizeof(tag) - 1 == line + n;
-	return false;
+	return ends(line, n, "burst_buffer/lua: teardown:");
 }
 
 bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
@@ -496,14 +501,6 @@ bool cbb_sl_comment_killed_hook(const char *job, char *hook, size_t size)
 	       cbb_sl_killed_hook(line, hook, size);
 }
 
-/* Whether s[0..n) ends with tag */
-static bool ends(const char *s, size_t n, const char *tag)
-{
-	size_t k = strlen(tag);
-
-	return n >= k && !memcmp(s + n - k, tag, k);
-}
-
 /* The reasons that send the question on to SystemComment: a plain
  * JobHeldAdmin (Slurm dropped the text: a restart, an update), or the
  * failure of a teardown that did not run, which Slurm writes over the
@@ -511,12 +508,8 @@ static bool ends(const char *s, size_t n, const char *tag)
  * "burst_buffer/lua: teardown: (null)") */
 static bool reason_defers(const char *reason)
 {
-	size_t n = strlen(reason);
+	size_t n = reason_len(reason);
 
-	while (n && (reason[n - 1] == '\n' || reason[n - 1] == '|' ||
-		     reason[n - 1] == ' '))
-		n--;
-	n = no_reply(reason, n);
 	return (n == 12 && !memcmp(reason, "JobHeldAdmin", 12)) ||
 	       ends(reason, n, "JobHeldAdmin: teardown failed:") ||
 	       ends(reason, n, "burst_buffer/lua: teardown:");

@@ -33,13 +33,6 @@
 
 /* the plan as cbb_lost_save saves it; `rebuilt`: built by
  * cbb_lost_rebuild, no hook having run (its finishing leaves a mark) */
-static void save(cbb_job_ctx_t *j, const cbb_plan_t *plan, bool rebuilt);
-
-void cbb_lost_save(cbb_job_ctx_t *j, const cbb_plan_t *plan)
-{
-	save(j, plan, false);
-}
-
 static void save(cbb_job_ctx_t *j, const cbb_plan_t *plan, bool rebuilt)
 {
 	json_t *o, *dirs;
@@ -103,6 +96,11 @@ oom:
 	cbb_job_log(j, CBB_LOG_ERROR, "stage-out plan of %zu directive(s) not "
 		    "saved (a path JSON cannot hold, or no memory): were "
 		    "Slurm to drop this stage-out, it could not be finished", n);
+}
+
+void cbb_lost_save(cbb_job_ctx_t *j, const cbb_plan_t *plan)
+{
+	save(j, plan, false);
 }
 
 int cbb_lost_rebuild(cbb_job_ctx_t *j, const char *script, size_t len,

@@ -35,7 +35,7 @@ cbb_jobstate_t cbb_job_state_classify(const char *w)
 	return CBB_JOB_UNKNOWN;
 }
 
-bool cbb_job_ended_for_good(const cbb_job_facts_t *f)
+bool cbb_job_state_final(const char *state)
 {
 	static const char *const ended[] = {
 		"CANCELLED", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL",
@@ -43,12 +43,15 @@ bool cbb_job_ended_for_good(const cbb_job_facts_t *f)
 	};
 	int i;
 
-	if (f->cls == CBB_JOB_GONE)
-		return true;
 	for (i = 0; ended[i]; i++)
-		if (!strcmp(f->state, ended[i]))
+		if (!strcmp(state, ended[i]))
 			return true;
 	return false;
+}
+
+bool cbb_job_ended_for_good(const cbb_job_facts_t *f)
+{
+	return f->cls == CBB_JOB_GONE || cbb_job_state_final(f->state);
 }
 
 /* One "A F K T" row of squeue's answer. */

@@ -75,6 +75,9 @@ int cbb_jobs_state(const char *squeue, const uint32_t *ids, size_t n,
  */
 bool cbb_job_ended_for_good(const cbb_job_facts_t *f);
 
+/* Whether squeue's state word is a final one (COMPLETED, FAILED, ...). */
+bool cbb_job_state_final(const char *state);
+
 /* Classify a state word (exposed for tests). */
 cbb_jobstate_t cbb_job_state_classify(const char *word);
 

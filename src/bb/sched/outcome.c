@@ -59,6 +59,16 @@ int cbb_job_state_over(uint32_t job_state, const char **word)
 	return base >= ST_COMPLETE;
 }
 
+int cbb_job_state_base(const char *word)
+{
+	int k;
+
+	for (k = 0; k <= ST_LAST; k++)
+		if (!strcmp(word, state_names[k]))
+			return k;
+	return -1;
+}
+
 bool cbb_when_runs(cbb_when_t w, const cbb_outcome_t *o)
 {
 	if (w == CBB_WHEN_ALWAYS || !o->known)

@@ -41,6 +41,10 @@ void cbb_outcome(bool have_state, uint32_t job_state, bool have_exit,
  */
 int cbb_job_state_over(uint32_t job_state, const char **word);
 
+/* The base state a word names ("COMPLETED": 3), as job_state holds it,
+ * or -1 for any other word (a flag such as STAGE_OUT). */
+int cbb_job_state_base(const char *word);
+
 /* Whether a directive with this --when= runs for outcome o. */
 bool cbb_when_runs(cbb_when_t w, const cbb_outcome_t *o);
 
